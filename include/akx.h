@@ -1,0 +1,193 @@
+/* libakx: GPU scans and reductions from C.
+ *
+ * All functions are C11; no CUDA header is needed to include this file.
+ * Every entry point validates all of its arguments before it launches anything:
+ * on error it returns a status, writes nothing, and akx_last_error() names the
+ * argument and the value at fault.
+ *
+ * Arrays are described by akx_array: `data` is the address of element (0,...,0),
+ * `shape` and `strides` are in elements (any sign; 0 is allowed in sources).
+ * Julia callers pass their arrays with their own (column-major) strides:
+ * dimension d of the descriptor is Julia's `dims = d + 1`.
+ */
+#ifndef AKX_H
+#define AKX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AKX_MAX_DIMS 8
+#define AKX_DIM_ALL (-1)
+
+/* Status codes. Values are pinned: they are part of the ABI. */
+typedef enum {
+  AKX_SUCCESS = 0,
+  AKX_ERROR_INVALID_ARGUMENT,    /* an argument is malformed (null, out of range, inconsistent) */
+  AKX_ERROR_UNSUPPORTED,         /* a valid request this library does not do (op on a dtype, ...) */
+  AKX_ERROR_OUT_OF_MEMORY,       /* a device or host allocation failed */
+  AKX_ERROR_WORKSPACE_TOO_SMALL, /* the caller-owned workspace is smaller than the call needs */
+  AKX_ERROR_OUTPUT_TOO_SMALL,    /* an output (e.g. findall's indices) cannot hold the result */
+  AKX_ERROR_NO_DEVICE,           /* CUDA was asked for and no usable device exists */
+  AKX_ERROR_DEVICE,              /* the CUDA runtime reported an error */
+  AKX_ERROR_SIM_CHECK,           /* the sim caught a race, an out-of-bounds or a divergent barrier */
+  AKX_ERROR_INTERNAL             /* a bug in libakx */
+} akx_status;
+
+typedef enum {
+  AKX_BOOL, AKX_INT8, AKX_UINT8, AKX_INT16, AKX_UINT16, AKX_INT32, AKX_UINT32,
+  AKX_INT64, AKX_UINT64, AKX_FLOAT16, AKX_BFLOAT16, AKX_FLOAT32, AKX_FLOAT64,
+  AKX_COMPLEX64, AKX_COMPLEX128, AKX_DTYPE_AUTO = -1
+} akx_dtype;
+#define AKX_DTYPE_COUNT 15
+
+/* AND, OR, XOR are bitwise on integers, logical on bool, refused on floats and complex.
+ * MIN and MAX propagate NaN and are refused on complex. Integer overflow wraps.
+ * ADD and MUL are refused on a bool accumulator (the AUTO accumulator of bool is int64). */
+typedef enum { AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX,
+               AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR } akx_op;
+#define AKX_OP_COUNT 7
+
+/* Maps applied to each source element before it is combined:
+ * IDENTITY: x converted to the accumulator;
+ * ABS:      |x| (the modulus, a real number, for complex);
+ * SQUARE:   x*x for real x, |x|^2 (a real number) for complex;
+ * NONZERO:  a bool, x != 0 (tested on the source value, before any conversion).
+ * `count` is NONZERO + ADD; `any` / `all` are NONZERO with OR / AND into bool. */
+typedef enum { AKX_MAP_IDENTITY, AKX_MAP_ABS, AKX_MAP_SQUARE, AKX_MAP_NONZERO } akx_map;
+#define AKX_MAP_COUNT 4
+
+typedef enum { AKX_BACKEND_AUTO, AKX_BACKEND_CUDA, AKX_BACKEND_SIM } akx_backend;
+typedef enum { AKX_HOST, AKX_DEVICE } akx_where;
+typedef enum { AKX_COPY_HOST_TO_DEVICE, AKX_COPY_DEVICE_TO_HOST,
+               AKX_COPY_DEVICE_TO_DEVICE } akx_copy_kind;
+
+typedef struct {
+  void *data;                     /* address of element (0, ..., 0) */
+  akx_dtype dtype;
+  int32_t ndim;                   /* 0..AKX_MAX_DIMS; 0 is a scalar (one element) */
+  int64_t shape[AKX_MAX_DIMS];    /* >= 0 */
+  int64_t strides[AKX_MAX_DIMS];  /* in elements, any sign; 0 only in sources */
+} akx_array;
+
+/* Options of a reduction.
+ * init: host pointer to one value of the accumulator dtype, combined once into the result
+ *       (NULL: none). acc: accumulator dtype, AKX_DTYPE_AUTO picks it from the map's result
+ *       type R: bool and integers narrower than 64 bits widen to (u)int64 for ADD and MUL,
+ *       float16 and bfloat16 widen to float32, otherwise R. An explicit acc must be the
+ *       AUTO one, R itself, or one of int64, uint64, float32, float64, complex64, complex128
+ *       (AKX_ERROR_UNSUPPORTED otherwise).
+ * fold: combine with the previous value of the destination instead of overwriting it.
+ * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table. */
+typedef struct {
+  const void *init;
+  akx_dtype acc;
+  int32_t fold;
+  int32_t block_size, items_per_thread, target_blocks;
+} akx_reduce_opts;
+
+typedef struct {
+  const void *init;
+  akx_dtype acc;
+  int32_t exclusive;
+  int32_t block_size, items_per_thread;
+} akx_scan_opts;
+
+typedef struct akx_context akx_context;
+
+/* ---- status, dtypes, arrays ------------------------------------------------------- */
+
+/* The name of a status, e.g. "AKX_ERROR_INVALID_ARGUMENT"; "unknown status" outside the enum. */
+const char *akx_status_string(akx_status s);
+/* A sentence about the last error of the calling thread ("" after a success of a call
+ * that sets it). Thread-local; valid until the next libakx call on this thread. */
+const char *akx_last_error(void);
+/* Size in bytes of one element (bool: 1); 0 for an invalid dtype. */
+size_t akx_dtype_size(akx_dtype t);
+/* "float32", "complex128", ...; "invalid" for an invalid dtype, "auto" for AKX_DTYPE_AUTO. */
+const char *akx_dtype_name(akx_dtype t);
+/* A contiguous vector of n elements (stride 1). */
+akx_array akx_vector(void *data, akx_dtype t, int64_t n);
+/* A contiguous row-major (C order) array: the last dimension has stride 1. */
+akx_array akx_array_c(void *data, akx_dtype t, int32_t ndim, const int64_t *shape);
+/* A contiguous column-major (Fortran/Julia order) array: the first dimension has stride 1. */
+akx_array akx_array_f(void *data, akx_dtype t, int32_t ndim, const int64_t *shape);
+/* acc = AKX_DTYPE_AUTO, everything else 0 / NULL. */
+akx_reduce_opts akx_reduce_opts_default(void);
+akx_scan_opts akx_scan_opts_default(void);
+
+/* ---- context ------------------------------------------------------------------------ */
+
+/* backend AUTO: the environment variable AKX_BACKEND ("cuda" or "sim") if set, else CUDA
+ * when a usable device exists, else the sim. `device` is the CUDA device ordinal (0 for
+ * the sim). The sim's device profile is chosen by AKX_SIM_DEVICE ("h200", "rtx5080"). */
+akx_status akx_context_create(akx_context **ctx, akx_backend backend, int device);
+/* Synchronizes, frees the cached workspace (never a caller's), frees the context. NULL is a no-op. */
+void akx_context_destroy(akx_context *ctx);
+/* A cudaStream_t as void* (NULL: the legacy default stream). The context first
+ * synchronizes its current stream, so the workspace is never used by two streams at once.
+ * The sim accepts only NULL. */
+akx_status akx_context_set_stream(akx_context *ctx, void *stream);
+/* Hand the context a caller-owned device buffer as its workspace: from then on no call
+ * allocates; a call needing more than `bytes` fails with AKX_ERROR_WORKSPACE_TOO_SMALL.
+ * ptr NULL and bytes 0 return to the context's own cached, growing buffer. */
+akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes);
+akx_status akx_synchronize(akx_context *ctx);
+akx_backend akx_context_backend(const akx_context *ctx);
+
+typedef struct {
+  akx_backend backend;        /* CUDA or SIM, never AUTO */
+  char device_name[64];       /* the CUDA device name, or "sim:h200" */
+  int32_t sm_count;
+  int32_t cc_major, cc_minor; /* compute capability (the profile's, on the sim) */
+  int32_t max_threads_per_sm;
+  int64_t shared_per_block;   /* bytes of shared memory a block may use (opt-in maximum) */
+  double bandwidth_gbs;       /* peak DRAM bandwidth, GB/s */
+  char sim_profile[16];       /* "h200", "rtx5080"; "" on CUDA */
+} akx_context_info_t;
+akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info);
+
+/* ---- memory (device memory of the context's backend; host memory on the sim) --------- */
+
+akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes);
+akx_status akx_free(akx_context *ctx, void *ptr);
+/* Stream-ordered on the context's stream, then synchronized. */
+akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes,
+                      akx_copy_kind k);
+
+/* ---- reductions ---------------------------------------------------------------------- */
+
+/* Reduce all elements of `src` to one value of the accumulator dtype.
+ * where = AKX_HOST: `result` is host memory; the call synchronizes.
+ * where = AKX_DEVICE: `result` is device memory; the call stays asynchronous on the stream.
+ * opts->fold combines with the previous value at `result`. opts may be NULL.
+ * An empty src gives init, else the op's neutral element; MIN/MAX of an empty src without
+ * init is AKX_ERROR_INVALID_ARGUMENT. */
+akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                         const akx_reduce_opts *opts, void *result, akx_where where);
+
+/* Bytes of workspace akx_mapreduce needs for this source, accumulator and options. */
+akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array *src,
+                                        akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                        size_t *bytes);
+
+/* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced).
+ * The result is converted to dst's dtype; opts->fold combines with dst's previous values.
+ * This version takes a dst of one element (the whole-array path); other shapes return
+ * AKX_ERROR_UNSUPPORTED. */
+akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                           akx_map map, akx_op op, const akx_reduce_opts *opts);
+
+/* Not yet implemented: return AKX_ERROR_UNSUPPORTED after validating the context. */
+akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                    akx_op op, int32_t dim, const akx_scan_opts *opts);
+akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                       int64_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AKX_H */

@@ -1,0 +1,58 @@
+/* The backend interface: one table of functions per backend (sim, CUDA). src/ runs the
+ * ladder validate -> canonicalise -> plan -> workspace -> backend launch. */
+#ifndef AKX_BACKEND_H
+#define AKX_BACKEND_H
+#include <stddef.h>
+#include "akx.h"
+#include "plan.h"
+#include "device_profile.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct akx__backend akx__backend;
+
+struct akx_context {
+  const akx__backend *be;
+  akx_context_info_t info;
+  const akx__device_profile *profile; /* the sim's profile, or the closest one to a GPU */
+  int device;
+  void *stream;                       /* cudaStream_t; NULL on the sim */
+  void *impl;                         /* the backend's private state */
+  struct {
+    void *ptr;
+    size_t bytes;
+    int caller_owned;
+  } ws;
+};
+
+struct akx__backend {
+  akx_backend kind;
+  /* Fills ctx->info, ctx->profile, ctx->impl; AKX_ERROR_NO_DEVICE when unusable. */
+  akx_status (*open)(akx_context *ctx, int device);
+  void (*close)(akx_context *ctx);
+  akx_status (*malloc)(akx_context *ctx, void **ptr, size_t bytes);
+  akx_status (*free)(akx_context *ctx, void *ptr);
+  akx_status (*memcpy)(akx_context *ctx, void *dst, const void *src, size_t bytes,
+                       akx_copy_kind k);
+  akx_status (*synchronize)(akx_context *ctx);
+  akx_status (*set_stream)(akx_context *ctx, void *stream);
+  /* 1 when [p, p + bytes) lies in device memory this backend can access (the sim: inside
+   * one akx_malloc allocation), 0 otherwise; -1 when it cannot tell (CUDA: accept). */
+  int (*is_device_range)(const akx_context *ctx, const void *p, size_t bytes);
+  /* Launches the passes of a whole-array reduction on the context's stream. */
+  akx_status (*reduce_whole)(akx_context *ctx, const akx__reduce_whole_plan *plan);
+};
+
+extern const akx__backend akx__backend_sim;
+extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
+
+/* Kernel launchers, compiled from the same kernel source once per backend
+ * (kernels/reduce_whole_launch.inl). They launch on `stream` and check every launch. */
+akx_status akx__sim_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
+akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

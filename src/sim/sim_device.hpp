@@ -1,0 +1,256 @@
+// The sim's side of kernels/device.cuh: CUDA's device names for code compiled by the host
+// compiler. Each CUDA thread is a fiber; a block's fibers run on one OS thread; barriers,
+// warp collectives and votes are rendezvous points of the fibers they name.
+//
+// Every shared access (smem<T>::ld / st) and global access (gld / gst / gld_vec / atomics)
+// reports to the runtime with its source location (the access site), so that the runtime
+// can check races and bounds, and group the accesses of a warp's lanes into requests.
+// Implemented in src/sim/*.cpp.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <source_location>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include "akx.h"
+
+#define AKX_DEVICE inline
+#define AKX_HD inline
+#define AKX_GLOBAL
+
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace akx {
+namespace sim {
+using site = std::source_location;
+
+// The state a kernel's code sees of its own thread; the runtime points `lane_now` at the
+// running fiber's before every switch into it.
+struct thread_view {
+  dim3 threadIdx, blockIdx, blockDim, gridDim;
+};
+extern thread_local const thread_view *lane_now;
+
+// ---- reports from kernel code (never called by host code) --------------------------------
+// Shared memory: `base` is the start of the smem<T> object's storage, `offset` the byte
+// offset of the access within it, `bytes` the access size; `limit` the storage's bytes.
+// Returns normally only if the access is allowed (else the fiber is abandoned and the launch
+// fails with AKX_ERROR_SIM_CHECK).
+void shared_access(const void *base, size_t limit, int64_t offset, unsigned bytes, bool write,
+                   const site &s);
+// Global memory: `bytes` at `p`; vector loads must be aligned to `bytes`.
+void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s);
+
+// Shared allocations of the running block. Every thread of a block executes the same
+// sequence of AKX_SHARED declarations; the k-th declaration of each thread gets the block's
+// k-th allocation (16-byte aligned, laid out one after the other as a compiler would).
+void *shared_static(size_t bytes, const char *name, const site &s);
+// The dynamic shared memory of the launch (after the static allocations); its size is the
+// launch's smem_bytes argument.
+void *shared_dynamic(size_t *bytes, const site &s);
+
+// ---- collectives (core, word-sized; the CUDA-named templates below call these) -----------
+enum shfl_kind { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR };
+uint64_t shfl(unsigned mask, uint64_t v, shfl_kind k, int arg, int width, const site &s);
+enum vote_kind { VOTE_BALLOT, VOTE_ANY, VOTE_ALL };
+unsigned vote(unsigned mask, int pred, vote_kind k, const site &s);
+void syncwarp(unsigned mask, const site &s);
+enum bar_kind { BAR_PLAIN, BAR_COUNT, BAR_AND, BAR_OR };
+int syncthreads(int pred, bar_kind k, const site &s);
+unsigned activemask();
+void threadfence();
+
+// ---- launch -------------------------------------------------------------------------------
+struct launch_desc {
+  const char *name;
+  dim3 grid, block;
+  size_t dyn_smem;
+};
+// Runs fn(closure) once per thread of every block. Returns AKX_SUCCESS, or
+// AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.
+akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure);
+
+template <class... P, class... A>
+akx_status launch(const launch_desc &d, void (*k)(P...), A &&...args) {
+  struct closure {
+    void (*k)(P...);
+    std::tuple<std::decay_t<P>...> params;  // kernel parameters are copied, as on a GPU
+  } c{k, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  return run_kernel(
+      d, [](void *p) { auto *c = static_cast<closure *>(p); std::apply(c->k, c->params); },
+      &c);
+}
+}  // namespace sim
+
+template <class T>
+struct smem {
+  T *p;
+  size_t bytes;
+  T ld(int64_t i, const sim::site &s = sim::site::current()) const {
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), false, s);
+    T v;
+    memcpy(&v, p + i, sizeof(T));
+    return v;
+  }
+  void st(int64_t i, const T &v, const sim::site &s = sim::site::current()) const {
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), true, s);
+    memcpy(p + i, &v, sizeof(T));
+  }
+};
+
+template <class T>
+inline T gld(const T *p, const sim::site &s = sim::site::current()) {
+  sim::global_access(p, sizeof(T), false, false, s);
+  T v;
+  memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void gst(T *p, const T &v, const sim::site &s = sim::site::current()) {
+  sim::global_access(p, sizeof(T), true, false, s);
+  memcpy(p, &v, sizeof(T));
+}
+template <class T, int N>
+inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) {
+  sim::global_access(p, sizeof(vec<T, N>), false, false, s);
+  vec<T, N> v;
+  memcpy(&v, p, sizeof(v));
+  return v;
+}
+}  // namespace akx
+
+#define threadIdx (::akx::sim::lane_now->threadIdx)
+#define blockIdx (::akx::sim::lane_now->blockIdx)
+#define blockDim (::akx::sim::lane_now->blockDim)
+#define gridDim (::akx::sim::lane_now->gridDim)
+#define warpSize 32
+
+#define AKX_SHARED(T, name, N)                                                            \
+  const ::akx::smem<T> name {                                                             \
+    static_cast<T *>(::akx::sim::shared_static(sizeof(T) * (N), #name,                   \
+                                               ::akx::sim::site::current())),             \
+        sizeof(T) * (N)                                                                   \
+  }
+#define AKX_SHARED_DYNAMIC(T, name)                                                       \
+  size_t name##_bytes_ = 0;                                                               \
+  const ::akx::smem<T> name {                                                             \
+    static_cast<T *>(::akx::sim::shared_dynamic(&name##_bytes_, ::akx::sim::site::current())), \
+        name##_bytes_                                                                     \
+  }
+
+#define AKX_LAUNCH(name, k, grid, block, smem_bytes, stream, ...)                          \
+  ((void)(stream), ::akx::sim::launch(::akx::sim::launch_desc{(name), dim3(grid), dim3(block), \
+                                                              (size_t)(smem_bytes)},     \
+                                      (k), __VA_ARGS__))
+
+// ---- CUDA intrinsics ----------------------------------------------------------------------
+template <class T>
+inline T akx_sim_shfl_(unsigned mask, T v, ::akx::sim::shfl_kind k, int arg, int width,
+                       const ::akx::sim::site &s) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffle of 4/8-byte scalars");
+  uint64_t w = 0;
+  memcpy(&w, &v, sizeof(T));
+  w = ::akx::sim::shfl(mask, w, k, arg, width, s);
+  T r;
+  memcpy(&r, &w, sizeof(T));
+  return r;
+}
+template <class T>
+inline T __shfl_sync(unsigned mask, T v, int src, int width = 32,
+                     const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_shfl_(mask, v, ::akx::sim::SHFL_IDX, src, width, s);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned mask, T v, unsigned d, int width = 32,
+                        const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_shfl_(mask, v, ::akx::sim::SHFL_UP, (int)d, width, s);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned mask, T v, unsigned d, int width = 32,
+                          const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_shfl_(mask, v, ::akx::sim::SHFL_DOWN, (int)d, width, s);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32,
+                         const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_shfl_(mask, v, ::akx::sim::SHFL_XOR, lane_mask, width, s);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred,
+                              const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return ::akx::sim::vote(mask, pred, ::akx::sim::VOTE_BALLOT, s);
+}
+inline int __any_sync(unsigned mask, int pred,
+                      const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return (int)::akx::sim::vote(mask, pred, ::akx::sim::VOTE_ANY, s);
+}
+inline int __all_sync(unsigned mask, int pred,
+                      const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return (int)::akx::sim::vote(mask, pred, ::akx::sim::VOTE_ALL, s);
+}
+inline unsigned __activemask() { return ::akx::sim::activemask(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu,
+                       const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::syncwarp(mask, s);
+}
+inline void __syncthreads(const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::syncthreads(0, ::akx::sim::BAR_PLAIN, s);
+}
+inline int __syncthreads_count(int p, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return ::akx::sim::syncthreads(p, ::akx::sim::BAR_COUNT, s);
+}
+inline int __syncthreads_and(int p, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return ::akx::sim::syncthreads(p, ::akx::sim::BAR_AND, s);
+}
+inline int __syncthreads_or(int p, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return ::akx::sim::syncthreads(p, ::akx::sim::BAR_OR, s);
+}
+inline void __threadfence() { ::akx::sim::threadfence(); }
+
+// Atomics are real (__atomic builtins) and count as global accesses.
+template <class T>
+inline T atomicAdd(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  if constexpr (std::is_integral_v<T>) {
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+  } else {
+    T old = *p;
+    while (!__atomic_compare_exchange(p, &old, &(const T &)(old + v), false, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_SEQ_CST)) {
+    }
+    return old;
+  }
+}
+template <class T>
+inline T atomicCAS(T *p, T cmp, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return cmp;
+}
+template <class T>
+inline T atomicExch(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+template <class T>
+inline T atomicMax(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST,
+                                                 __ATOMIC_SEQ_CST)) {
+  }
+  return old;
+}
+template <class T>
+inline T atomicMin(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST,
+                                                 __ATOMIC_SEQ_CST)) {
+  }
+  return old;
+}
