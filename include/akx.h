@@ -147,6 +147,8 @@ typedef struct {
   int64_t shared_per_block;   /* bytes of shared memory a block may use (opt-in maximum) */
   double bandwidth_gbs;       /* peak DRAM bandwidth, GB/s */
   char sim_profile[16];       /* "h200", "rtx5080"; "" on CUDA */
+  int64_t workspace_bytes;    /* size of the workspace now held (cached or caller-owned) */
+  int64_t workspace_allocations; /* how many times the context allocated its cached workspace */
 } akx_context_info_t;
 akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info);
 

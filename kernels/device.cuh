@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <limits>
+#include <type_traits>
 #include "akx.h"
 
 namespace akx {

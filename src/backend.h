@@ -23,6 +23,7 @@ struct akx_context {
     void *ptr;
     size_t bytes;
     int caller_owned;
+    int64_t allocations; /* times the cached buffer was (re)allocated */
   } ws;
 };
 

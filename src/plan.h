@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include "akx.h"
 #ifdef __cplusplus
+#define AKX_ALIGNAS(n) alignas(n)
 extern "C" {
+#else
+#define AKX_ALIGNAS(n) _Alignas(n)
 #endif
 
 /* The finishing step every reduction pass stores through (seed
@@ -18,7 +21,7 @@ typedef struct {
   int32_t bare;
   int32_t fold;
   int32_t has_init;
-  _Alignas(16) unsigned char init[16]; /* one accumulator value */
+  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
 } akx__finish;
 
 /* A source in canonical form: size-1 dims dropped, negative strides flipped (the base moved

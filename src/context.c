@@ -1,0 +1,142 @@
+/* Contexts, streams, workspace and memory: thin checks in front of the backend table. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "internal.h"
+
+static akx_status open_backend(akx_context *ctx, const akx__backend *be, int device) {
+  memset(ctx, 0, sizeof *ctx);
+  ctx->be = be;
+  ctx->device = device;
+  return be->open(ctx, device);
+}
+
+akx_status akx_context_create(akx_context **out, akx_backend backend, int device) {
+  akx__clear_error();
+  if (!out) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ctx (the output pointer) is NULL");
+  *out = NULL;
+  if ((int)backend < AKX_BACKEND_AUTO || (int)backend > AKX_BACKEND_SIM)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "backend is %d, which is not an akx_backend", (int)backend);
+  if (device < 0) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "device is %d; it must be >= 0", device);
+  if (backend == AKX_BACKEND_AUTO) {
+    const char *env = getenv("AKX_BACKEND");
+    if (env && *env) {
+      if (!strcasecmp(env, "cuda")) backend = AKX_BACKEND_CUDA;
+      else if (!strcasecmp(env, "sim")) backend = AKX_BACKEND_SIM;
+      else
+        return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                         "the environment variable AKX_BACKEND is \"%s\"; it must be \"cuda\" or \"sim\"", env);
+    }
+  }
+  akx_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "no host memory for a context");
+  akx_status s;
+  if (backend == AKX_BACKEND_AUTO) {
+    /* CUDA when a usable device exists, else the sim. */
+    s = open_backend(ctx, &akx__backend_cuda, device);
+    if (s == AKX_ERROR_NO_DEVICE) {
+      akx__clear_error();
+      s = open_backend(ctx, &akx__backend_sim, 0);
+    }
+  } else {
+    s = open_backend(ctx, backend == AKX_BACKEND_CUDA ? &akx__backend_cuda : &akx__backend_sim, device);
+  }
+  if (s != AKX_SUCCESS) {
+    free(ctx);
+    return s;
+  }
+  *out = ctx;
+  return AKX_SUCCESS;
+}
+
+void akx_context_destroy(akx_context *ctx) {
+  if (!ctx) return;
+  ctx->be->synchronize(ctx);
+  akx__workspace_release(ctx);
+  ctx->be->close(ctx);
+  free(ctx);
+}
+
+akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  /* The backend synchronizes the old stream first: the workspace is never used by two
+   * streams at once. */
+  AKX_TRY(ctx->be->set_stream(ctx, stream));
+  return AKX_SUCCESS;
+}
+
+akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  if (!ptr && bytes)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL but bytes is %zu", bytes);
+  if (ptr && !bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is 0 for a non-NULL ptr");
+  if (ptr && (uintptr_t)ptr % 256)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr = %p is not 256-byte aligned", ptr);
+  if (ptr && ctx->be->is_device_range(ctx, ptr, bytes) == 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "ptr = %p (+%zu bytes) is not device memory of this context (use akx_malloc)", ptr, bytes);
+  /* Work already queued may still use the old workspace. */
+  AKX_TRY(ctx->be->synchronize(ctx));
+  akx__workspace_release(ctx);
+  if (ptr) {
+    ctx->ws.ptr = ptr;
+    ctx->ws.bytes = bytes;
+    ctx->ws.caller_owned = 1;
+  }
+  return AKX_SUCCESS;
+}
+
+akx_status akx_synchronize(akx_context *ctx) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  return ctx->be->synchronize(ctx);
+}
+
+akx_backend akx_context_backend(const akx_context *ctx) {
+  return ctx ? ctx->be->kind : AKX_BACKEND_AUTO;
+}
+
+akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  if (!info) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "info is NULL");
+  *info = ctx->info;
+  info->workspace_bytes = (int64_t)ctx->ws.bytes;
+  info->workspace_allocations = ctx->ws.allocations;
+  return AKX_SUCCESS;
+}
+
+akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  if (!ptr) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL");
+  *ptr = NULL;
+  if (bytes == 0) return AKX_SUCCESS;
+  return ctx->be->malloc(ctx, ptr, bytes);
+}
+
+akx_status akx_free(akx_context *ctx, void *ptr) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  if (!ptr) return AKX_SUCCESS;
+  if (ptr == ctx->ws.ptr && !ctx->ws.caller_owned)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr = %p is the context's own workspace", ptr);
+  return ctx->be->free(ctx, ptr);
+}
+
+akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  akx__clear_error();
+  AKX_TRY(akx__check_context(ctx));
+  if ((int)k < AKX_COPY_HOST_TO_DEVICE || (int)k > AKX_COPY_DEVICE_TO_DEVICE)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "k is %d, which is not an akx_copy_kind", (int)k);
+  if (bytes == 0) return AKX_SUCCESS;
+  if (!dst) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst is NULL");
+  if (!src) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "src is NULL");
+  if (k != AKX_COPY_HOST_TO_DEVICE && ctx->be->is_device_range(ctx, src, bytes) == 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "src = %p (+%zu bytes) is not device memory of this context", src, bytes);
+  if (k != AKX_COPY_DEVICE_TO_HOST && ctx->be->is_device_range(ctx, dst, bytes) == 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst = %p (+%zu bytes) is not device memory of this context", dst, bytes);
+  return ctx->be->memcpy(ctx, dst, src, bytes, k);
+}

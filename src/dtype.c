@@ -1,0 +1,33 @@
+/* Sizes and names of dtypes, from the one dtype list. */
+#include "akx.h"
+#include "dtype_list.h"
+
+size_t akx_dtype_size(akx_dtype t) {
+  switch (t) {
+#define AKX_X_(D, T, N, S) case D: return S;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    case AKX_DTYPE_AUTO: break;
+  }
+  return 0;
+}
+
+const char *akx_dtype_name(akx_dtype t) {
+  switch (t) {
+#define AKX_X_(D, T, N, S) case D: return #N;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    case AKX_DTYPE_AUTO: return "auto";
+  }
+  return "invalid";
+}
+
+const char *akx__op_name(akx_op op) {
+  static const char *const names[] = {"ADD", "MUL", "MIN", "MAX", "AND", "OR", "XOR"};
+  return (unsigned)op < AKX_OP_COUNT ? names[op] : "invalid";
+}
+
+const char *akx__map_name(akx_map m) {
+  static const char *const names[] = {"IDENTITY", "ABS", "SQUARE", "NONZERO"};
+  return (unsigned)m < AKX_MAP_COUNT ? names[m] : "invalid";
+}

@@ -1,0 +1,37 @@
+// The host's view of the dtype rules: C wrappers around the constexpr rules of
+// kernels/dtypes.cuh, so validation and kernel instantiation cannot disagree.
+#include "internal.h"
+#include "kernels/dtypes.cuh"
+
+extern "C" {
+akx_dtype akx__map_result(akx_dtype src, akx_map m) { return akx::map_result(src, m); }
+akx_dtype akx__auto_acc(akx_dtype r, akx_op op) { return akx::auto_acc(r, op); }
+int akx__acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) { return akx::acc_allowed(r, op, acc); }
+int akx__op_allowed(akx_dtype acc, akx_op op) { return akx::op_allowed(acc, op); }
+
+akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
+                            akx_dtype *acc) {
+  const akx_dtype r = akx::map_result(src, map);
+  akx_dtype a = akx::auto_acc(r, op);
+  if (requested != AKX_DTYPE_AUTO) {
+    if (!akx::is_valid_dtype(requested))
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "opts->acc is %d, which is neither an akx_dtype nor AKX_DTYPE_AUTO", (int)requested);
+    if (!akx::acc_allowed(r, op, requested))
+      return akx__fail(AKX_ERROR_UNSUPPORTED,
+                       "opts->acc %s is not an accumulator for map %s of %s with op %s: use AUTO "
+                       "(%s), %s itself, or a wide type of its kind",
+                       akx_dtype_name(requested), akx__map_name(map), akx_dtype_name(src),
+                       akx__op_name(op), akx_dtype_name(a), akx_dtype_name(r));
+    a = requested;
+  }
+  if (!akx::op_allowed(a, op))
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "op %s is not defined on a %s accumulator (source %s, map %s)%s",
+                     akx__op_name(op), akx_dtype_name(a), akx_dtype_name(src), akx__map_name(map),
+                     akx::is_complex(a) ? ": complex numbers have no order"
+                     : akx::is_float(a) ? ": bit ops need integers or bool"
+                     : akx::is_bool(a) ? ": a bool accumulator cannot count (use AUTO: int64)" : "");
+  *acc = a;
+  return AKX_SUCCESS;
+}
+}

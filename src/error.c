@@ -1,0 +1,18 @@
+/* The thread-local sentence behind akx_last_error(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include "error.h"
+
+static _Thread_local char last_error[1024];
+
+const char *akx_last_error(void) { return last_error; }
+
+void akx__clear_error(void) { last_error[0] = '\0'; }
+
+akx_status akx__fail(akx_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return s;
+}

@@ -1,0 +1,35 @@
+// The host half of the finishing step: a host result (akx_mapreduce with AKX_HOST) comes
+// back from the device bare and is finished here with the same finish_value as on the GPU.
+#include "internal.h"
+#include "kernels/finish.cuh"
+
+namespace {
+template <class Acc, class Op>
+void finish_host(const void *bare, const akx__finish *f) {
+  Acc v, prev;
+  memcpy(&v, bare, sizeof v);
+  if (f->fold) memcpy(&prev, f->dst, sizeof prev);
+  v = akx::finish_value<Op>(v, *f, f->fold ? &prev : nullptr);
+  memcpy(f->dst, &v, sizeof v);
+}
+template <class Acc>
+void with_acc(akx_op op, const void *bare, const akx__finish *f) {
+  switch (op) {
+#define AKX_X_(E, O)                                                           \
+  case E:                                                                      \
+    if constexpr (akx::op_allowed(akx::dtype_v<Acc>, E)) finish_host<Acc, O>(bare, f); \
+    return;
+    AKX_OP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+}
+}  // namespace
+
+extern "C" void akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f) {
+  switch (acc) {
+#define AKX_X_(D, T, N, S) case D: with_acc<T>(op, bare, f); return;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    default: return;
+  }
+}

@@ -1,0 +1,59 @@
+/* Host-side helpers shared by the operations in src/. */
+#ifndef AKX_INTERNAL_H
+#define AKX_INTERNAL_H
+#include <stddef.h>
+#include "akx.h"
+#include "backend.h"
+#include "error.h"
+#include "plan.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const char *akx__status_message(akx_status s);
+const char *akx__op_name(akx_op op);
+const char *akx__map_name(akx_map m);
+
+/* ---- validation (src/validate.c) ---- */
+akx_status akx__check_context(const akx_context *ctx);
+/* What validation learns of an array on the way. */
+typedef struct {
+  int64_t count;       /* number of elements */
+  int64_t min_offset;  /* lowest element offset (elements, relative to data) */
+  int64_t max_offset;
+} akx__extent;
+/* Checks everything about an array named `name` ("src", "dst"): dtype, ndim, shape,
+ * strides (0 allowed only if is_source), int64 overflow of offsets and bytes, data NULL,
+ * alignment, and that its memory is device memory of ctx. */
+akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
+                            int is_source, akx__extent *ext);
+/* Checks opts' tuning overrides against the device. */
+akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
+
+/* ---- dtype rules (src/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
+akx_dtype akx__map_result(akx_dtype src, akx_map m);
+akx_dtype akx__auto_acc(akx_dtype r, akx_op op);
+int akx__acc_allowed(akx_dtype r, akx_op op, akx_dtype acc);
+int akx__op_allowed(akx_dtype acc, akx_op op);
+/* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
+akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
+                            akx_dtype *acc);
+/* The host half of the finishing step (kernels/finish.cuh): dst is host memory of the
+ * accumulator dtype; fold reads its previous value. */
+void akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f);
+
+/* ---- layout (src/canonical.c) ---- */
+void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__source *out);
+
+/* ---- workspace (src/workspace.c) ---- */
+/* A device buffer of at least `bytes` for this call: the caller's (too small:
+ * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed. */
+akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
+void akx__workspace_release(akx_context *ctx);
+
+#define AKX__ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,52 @@
+/* The tuning table: rows keyed by device (compute capability; a sim profile carries its
+ * device's) and accumulator size, per kernel family. One lookup; explicit options win.
+ * Every row says where its numbers come from. */
+#include "tuning.h"
+
+typedef struct {
+  akx__family family;
+  int32_t cc_major, cc_minor; /* 0, 0: any device */
+  int32_t acc_size;           /* 0: any size */
+  akx__tuning t;              /* items_per_thread 0: 64 bytes of accumulator, clamped 4..16 */
+} tuning_row;
+
+static const tuning_row rows[] = {
+    /* Seed reduce-whole-array-on-device: 256 threads, target_blocks 256 (the per-backend
+     * default), items_per_thread = 64 bytes of accumulator per thread ("within 1% of the
+     * best setting for Float32 from 10^4 to 10^8" on an RTX 5080, cc 12.0). */
+    {AKX__FAMILY_REDUCE_WHOLE, 0, 0, 0, {256, 0, 256}},
+    {AKX__FAMILY_REDUCE_WHOLE, 12, 0, 0, {256, 0, 256}},
+    /* H200 (cc 9.0, 132 SMs): by Little's law DRAM needs ~48 KiB in flight per SM (CUB's
+     * sm_90 tuning), 6.2 MiB in all. 256 blocks x 256 threads x 64 bytes is 4 MiB: too few
+     * to saturate; 4 blocks per SM (528) give 8.3 MiB. Not yet measured on the GPU. */
+    {AKX__FAMILY_REDUCE_WHOLE, 9, 0, 0, {256, 0, 528}},
+};
+
+static int32_t default_items(size_t acc_size) {
+  int32_t items = acc_size ? (int32_t)(64 / acc_size) : 16;
+  return items < 4 ? 4 : items > 16 ? 16 : items;
+}
+
+akx__tuning akx__tuning_lookup(akx__family family, const akx__device_profile *device,
+                               size_t acc_size, const akx__tuning *overrides) {
+  const tuning_row *best = 0;
+  int best_score = -1;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+    const tuning_row *r = &rows[i];
+    if (r->family != family) continue;
+    const int any_device = r->cc_major == 0 && r->cc_minor == 0;
+    if (!any_device && (!device || r->cc_major != device->cc_major || r->cc_minor != device->cc_minor))
+      continue;
+    if (r->acc_size != 0 && (size_t)r->acc_size != acc_size) continue;
+    const int score = (any_device ? 0 : 2) + (r->acc_size ? 1 : 0); /* most specific wins */
+    if (score > best_score) { best = r; best_score = score; }
+  }
+  akx__tuning t = best ? best->t : (akx__tuning){256, 0, 256};
+  if (t.items_per_thread == 0) t.items_per_thread = default_items(acc_size);
+  if (overrides) {
+    if (overrides->block_size) t.block_size = overrides->block_size;
+    if (overrides->items_per_thread) t.items_per_thread = overrides->items_per_thread;
+    if (overrides->target_blocks) t.target_blocks = overrides->target_blocks;
+  }
+  return t;
+}
