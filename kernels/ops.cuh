@@ -45,7 +45,8 @@ struct op_add {
   static constexpr akx_op id = AKX_OP_ADD;
   template <class T> AKX_HD static T identity() { return cvt<T>(0); }
   template <class T> AKX_HD static T apply(T a, T b) {
-    if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
+    if constexpr (std::is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
+    else if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) + widen(b));
     else if constexpr (std::is_integral<T>::value) return wrap_add(a, b);
     else return a + b;
@@ -55,7 +56,8 @@ struct op_mul {
   static constexpr akx_op id = AKX_OP_MUL;
   template <class T> AKX_HD static T identity() { return cvt<T>(1); }
   template <class T> AKX_HD static T apply(T a, T b) {
-    if constexpr (is_cplx_v<T>) return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    if constexpr (std::is_same<T, bool>::value) return a && b;  // SQUARE of a bool
+    else if constexpr (is_cplx_v<T>) return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) * widen(b));
     else if constexpr (std::is_integral<T>::value) return wrap_mul(a, b);
     else return a * b;
@@ -83,7 +85,10 @@ struct op_max {
 // Bit ops: bitwise on integers, logical on bool (whose operands are 0/1).
 struct op_and {
   static constexpr akx_op id = AKX_OP_AND;
-  template <class T> AKX_HD static T identity() { return std::is_same<T, bool>::value ? (T)1 : (T)~(T)0; }
+  template <class T> AKX_HD static T identity() {
+    if constexpr (std::is_same<T, bool>::value) return true;
+    else return (T)~(T)0;
+  }
   template <class T> AKX_HD static T apply(T a, T b) { return (T)(a & b); }
 };
 struct op_or {
