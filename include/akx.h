@@ -102,8 +102,9 @@ typedef struct akx_context akx_context;
 
 /* The name of a status, e.g. "AKX_ERROR_INVALID_ARGUMENT"; "unknown status" outside the enum. */
 const char *akx_status_string(akx_status s);
-/* A sentence about the last error of the calling thread ("" after a success of a call
- * that sets it). Thread-local; valid until the next libakx call on this thread. */
+/* The sentence of the most recent failure on the calling thread: which argument, which
+ * value, what was expected ("" before any failure). Like errno, successful calls leave it
+ * unchanged, so read it right after the call that failed. Thread-local. */
 const char *akx_last_error(void);
 /* Size in bytes of one element (bool: 1); 0 for an invalid dtype. */
 size_t akx_dtype_size(akx_dtype t);

@@ -12,7 +12,6 @@ static akx_status open_backend(akx_context *ctx, const akx__backend *be, int dev
 }
 
 akx_status akx_context_create(akx_context **out, akx_backend backend, int device) {
-  akx__clear_error();
   if (!out) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ctx (the output pointer) is NULL");
   *out = NULL;
   if ((int)backend < AKX_BACKEND_AUTO || (int)backend > AKX_BACKEND_SIM)
@@ -35,7 +34,6 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     /* CUDA when a usable device exists, else the sim. */
     s = open_backend(ctx, &akx__backend_cuda, device);
     if (s == AKX_ERROR_NO_DEVICE) {
-      akx__clear_error();
       s = open_backend(ctx, &akx__backend_sim, 0);
     }
   } else {
@@ -58,7 +56,6 @@ void akx_context_destroy(akx_context *ctx) {
 }
 
 akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   /* The backend synchronizes the old stream first: the workspace is never used by two
    * streams at once. */
@@ -67,7 +64,6 @@ akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
 }
 
 akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   if (!ptr && bytes)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL but bytes is %zu", bytes);
@@ -89,7 +85,6 @@ akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) 
 }
 
 akx_status akx_synchronize(akx_context *ctx) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   return ctx->be->synchronize(ctx);
 }
@@ -99,7 +94,6 @@ akx_backend akx_context_backend(const akx_context *ctx) {
 }
 
 akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   if (!info) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "info is NULL");
   *info = ctx->info;
@@ -109,7 +103,6 @@ akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
 }
 
 akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   if (!ptr) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL");
   *ptr = NULL;
@@ -118,7 +111,6 @@ akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
 }
 
 akx_status akx_free(akx_context *ctx, void *ptr) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   if (!ptr) return AKX_SUCCESS;
   if (ptr == ctx->ws.ptr && !ctx->ws.caller_owned)
@@ -127,7 +119,6 @@ akx_status akx_free(akx_context *ctx, void *ptr) {
 }
 
 akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
-  akx__clear_error();
   AKX_TRY(akx__check_context(ctx));
   if ((int)k < AKX_COPY_HOST_TO_DEVICE || (int)k > AKX_COPY_DEVICE_TO_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "k is %d, which is not an akx_copy_kind", (int)k);

@@ -7,8 +7,6 @@ static _Thread_local char last_error[1024];
 
 const char *akx_last_error(void) { return last_error; }
 
-void akx__clear_error(void) { last_error[0] = '\0'; }
-
 akx_status akx__fail(akx_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

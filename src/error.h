@@ -13,8 +13,6 @@ akx_status akx__fail(akx_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Empties akx_last_error(); called on entry to every public function. */
-void akx__clear_error(void);
 
 #define AKX_TRY(expr)                     \
   do {                                    \

@@ -5,7 +5,6 @@
 
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts) {
-  akx__clear_error();
   akx__extent ext, dst_ext;
   akx_dtype acc;
   AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));

@@ -94,7 +94,6 @@ static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dt
 
 akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                          const akx_reduce_opts *opts, void *result, akx_where where) {
-  akx__clear_error();
   akx__extent ext;
   akx_dtype acc;
   AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));
@@ -112,7 +111,6 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
 
 akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array *src, akx_map map,
                                         akx_op op, const akx_reduce_opts *opts, size_t *bytes) {
-  akx__clear_error();
   akx__extent ext;
   akx_dtype acc;
   AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));
