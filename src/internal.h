@@ -22,11 +22,15 @@ typedef struct {
   int64_t min_offset;  /* lowest element offset (elements, relative to data) */
   int64_t max_offset;
 } akx__extent;
-/* Checks everything about an array named `name` ("src", "dst"): dtype, ndim, shape,
- * strides (0 allowed only if is_source), int64 overflow of offsets and bytes, data NULL,
- * alignment, and that its memory is device memory of ctx. */
+/* What akx__check_array checks beyond the descriptor itself. */
+enum {
+  AKX__ARRAY_SOURCE = 1, /* zero strides allowed (a source may repeat elements) */
+  AKX__ARRAY_MEMORY = 2  /* data non-NULL, aligned, and device memory of ctx (not for size queries) */
+};
+/* Checks an array named `name` ("src", "dst"): dtype, ndim, shape, strides, int64 overflow
+ * of offsets and bytes, and what `flags` asks. */
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
-                            int is_source, akx__extent *ext);
+                            int flags, akx__extent *ext);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 

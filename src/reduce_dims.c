@@ -7,8 +7,8 @@ akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_arr
                            akx_map map, akx_op op, const akx_reduce_opts *opts) {
   akx__extent ext, dst_ext;
   akx_dtype acc;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));
-  AKX_TRY(akx__check_array(ctx, dst, "dst", 0, &dst_ext));
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc));
+  AKX_TRY(akx__check_array(ctx, dst, "dst", AKX__ARRAY_MEMORY, &dst_ext));
   if (dst->ndim != src->ndim)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst->ndim is %d but src->ndim is %d; they must match",
                      (int)dst->ndim, (int)src->ndim);

@@ -7,10 +7,10 @@
 #include "tuning.h"
 
 akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
-                                   akx_op op, const akx_reduce_opts *opts, akx__extent *ext,
-                                   akx_dtype *acc) {
+                                   akx_op op, const akx_reduce_opts *opts, int src_flags,
+                                   akx__extent *ext, akx_dtype *acc) {
   AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(akx__check_array(ctx, src, "src", 1, ext));
+  AKX_TRY(akx__check_array(ctx, src, "src", src_flags, ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
   if ((unsigned)op >= AKX_OP_COUNT)
@@ -96,7 +96,7 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
                          const akx_reduce_opts *opts, void *result, akx_where where) {
   akx__extent ext;
   akx_dtype acc;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc));
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
   if ((int)where != AKX_HOST && (int)where != AKX_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
@@ -113,7 +113,8 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
                                         akx_op op, const akx_reduce_opts *opts, size_t *bytes) {
   akx__extent ext;
   akx_dtype acc;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, &ext, &acc));
+  /* Shapes and dtypes only (zstd's size queries): src->data need not exist yet. */
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   *bytes = akx__reduce_whole_workspace(ctx, acc, opts);
   return AKX_SUCCESS;

@@ -6,8 +6,8 @@
 /* Validates ctx, src, map, op, opts; resolves the accumulator; refuses an empty MIN/MAX
  * without init. */
 akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
-                                   akx_op op, const akx_reduce_opts *opts, akx__extent *ext,
-                                   akx_dtype *acc);
+                                   akx_op op, const akx_reduce_opts *opts, int src_flags,
+                                   akx__extent *ext, akx_dtype *acc);
 size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts);
 /* Plans and launches; finish says where the result goes. host_result non-NULL: the last
  * pass stores a bare partial, copied back and finished on the host into host_result. */

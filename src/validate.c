@@ -15,7 +15,7 @@ static size_t natural_alignment(akx_dtype t) {
 }
 
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
-                            int is_source, akx__extent *ext) {
+                            int flags, akx__extent *ext) {
   if (!a) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
   if ((int)a->dtype < AKX_BOOL || (int)a->dtype > AKX_COMPLEX128)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->dtype is %d, which is not an akx_dtype",
@@ -33,7 +33,7 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s has more elements than int64 can count (shape[%d] = %" PRId64 ")", name,
                        (int)d, n);
-    if (!is_source && s == 0 && n > 1)
+    if (!(flags & AKX__ARRAY_SOURCE) && s == 0 && n > 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
                        name, (int)d, n);
@@ -54,6 +54,7 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
         (uint64_t)(hi_bytes - lo_bytes) > (uint64_t)INT64_MAX)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s spans more bytes than int64 offsets can address", name);
+    if (!(flags & AKX__ARRAY_MEMORY)) goto done;
     if (!a->data)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->data is NULL but %s has %" PRId64 " elements",
                        name, name, count);
@@ -69,6 +70,7 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
                        ctx->be->kind == AKX_BACKEND_SIM ? "sim" : "CUDA",
                        ctx->be->kind == AKX_BACKEND_SIM ? ": allocate it with akx_malloc" : "");
   }
+done:
   if (ext) {
     ext->count = count;
     ext->min_offset = lo;

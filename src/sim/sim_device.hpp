@@ -19,6 +19,11 @@
 #define AKX_DEVICE inline
 #define AKX_HD inline
 #define AKX_GLOBAL
+// For device helpers that take their caller's source location down to the accesses and
+// collectives they make (empty under nvcc): `T f(T v AKX_SITE_PARAM)` and
+// `smem.ld(i AKX_SITE_ARG)`.
+#define AKX_SITE_PARAM , const ::akx::sim::site &akx_site_ = ::akx::sim::site::current()
+#define AKX_SITE_ARG , akx_site_
 
 struct dim3 {
   unsigned x, y, z;
@@ -41,17 +46,26 @@ extern thread_local const thread_view *lane_now;
 // offset of the access within it, `bytes` the access size; `limit` the storage's bytes.
 // Returns normally only if the access is allowed (else the fiber is abandoned and the launch
 // fails with AKX_ERROR_SIM_CHECK).
+// `alignment` is alignof the accessed type (0: that of a `bytes`-sized scalar): a GPU moves
+// a type in instructions of at most that many bytes (a struct of two doubles: two 8-byte
+// loads), which is what the counters count.
 void shared_access(const void *base, size_t limit, int64_t offset, unsigned bytes, bool write,
-                   const site &s);
-// Global memory: `bytes` at `p`; vector loads must be aligned to `bytes`.
-void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s);
+                   const site &s, unsigned alignment = 0);
+// Global memory: `bytes` at `p`, which must be aligned to `alignment` (alignof the accessed
+// type; a vec<T, N> is aligned to its size; 0: that of a `bytes`-sized scalar).
+void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s,
+                   unsigned alignment = 0);
 
-// Shared allocations of the running block. Every thread of a block executes the same
-// sequence of AKX_SHARED declarations; the k-th declaration of each thread gets the block's
-// k-th allocation (16-byte aligned, laid out one after the other as a compiler would).
+// Shared allocations of the running block. Each AKX_SHARED declaration (its source
+// location: one declaration in one function, so one per template instance) is one
+// allocation of the block that all its threads share, as a __shared__ variable is; a
+// declaration in a loop or in a function called twice is the same storage each time. They
+// are laid out one after the other, 16-byte aligned, in the order threads first reach them.
 void *shared_static(size_t bytes, const char *name, const site &s);
-// The dynamic shared memory of the launch (after the static allocations); its size is the
-// launch's smem_bytes argument.
+// The dynamic shared memory of the launch; its size is the launch's smem_bytes argument. It
+// sits at the start of the block's arena, before the static allocations (its size is known
+// when the launch starts; where a 16-byte aligned object starts does not change its bank
+// conflicts).
 void *shared_dynamic(size_t *bytes, const site &s);
 
 // ---- collectives (core, word-sized; the CUDA-named templates below call these) -----------
@@ -92,32 +106,32 @@ struct smem {
   T *p;
   size_t bytes;
   T ld(int64_t i, const sim::site &s = sim::site::current()) const {
-    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), false, s);
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), false, s, alignof(T));
     T v;
     memcpy(&v, p + i, sizeof(T));
     return v;
   }
   void st(int64_t i, const T &v, const sim::site &s = sim::site::current()) const {
-    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), true, s);
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), true, s, alignof(T));
     memcpy(p + i, &v, sizeof(T));
   }
 };
 
 template <class T>
 inline T gld(const T *p, const sim::site &s = sim::site::current()) {
-  sim::global_access(p, sizeof(T), false, false, s);
+  sim::global_access(p, sizeof(T), false, false, s, alignof(T));
   T v;
   memcpy(&v, p, sizeof(T));
   return v;
 }
 template <class T>
 inline void gst(T *p, const T &v, const sim::site &s = sim::site::current()) {
-  sim::global_access(p, sizeof(T), true, false, s);
+  sim::global_access(p, sizeof(T), true, false, s, alignof(T));
   memcpy(p, &v, sizeof(T));
 }
 template <class T, int N>
 inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) {
-  sim::global_access(p, sizeof(vec<T, N>), false, false, s);
+  sim::global_access(p, sizeof(vec<T, N>), false, false, s, alignof(vec<T, N>));
   vec<T, N> v;
   memcpy(&v, p, sizeof(v));
   return v;
@@ -146,7 +160,7 @@ inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) 
 #define AKX_LAUNCH(name, k, grid, block, smem_bytes, stream, ...)                          \
   ((void)(stream), ::akx::sim::launch(::akx::sim::launch_desc{(name), dim3(grid), dim3(block), \
                                                               (size_t)(smem_bytes)},     \
-                                      (k), __VA_ARGS__))
+                                      (k) __VA_OPT__(, ) __VA_ARGS__))
 
 // ---- CUDA intrinsics ----------------------------------------------------------------------
 template <class T>
@@ -211,46 +225,53 @@ inline int __syncthreads_or(int p, const ::akx::sim::site &s = ::akx::sim::site:
 }
 inline void __threadfence() { ::akx::sim::threadfence(); }
 
-// Atomics are real (__atomic builtins) and count as global accesses.
+// Atomics are real (__atomic builtins) and count as global accesses. Floating-point ones
+// (and any T without a fetch-and-op builtin) go through a compare-and-swap loop.
 template <class T>
 inline T atomicAdd(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
   if constexpr (std::is_integral_v<T>) {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
   } else {
-    T old = *p;
-    while (!__atomic_compare_exchange(p, &old, &(const T &)(old + v), false, __ATOMIC_SEQ_CST,
-                                      __ATOMIC_SEQ_CST)) {
-    }
+    T old, desired;
+    __atomic_load(p, &old, __ATOMIC_SEQ_CST);
+    do {
+      desired = old + v;
+    } while (!__atomic_compare_exchange(p, &old, &desired, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST));
     return old;
   }
 }
 template <class T>
 inline T atomicCAS(T *p, T cmp, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s);
+  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
   __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return cmp;
 }
 template <class T>
 inline T atomicExch(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s);
-  return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
+  T old;
+  __atomic_exchange(p, &v, &old, __ATOMIC_SEQ_CST);
+  return old;
 }
 template <class T>
 inline T atomicMax(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s);
-  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-  while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST,
-                                                 __ATOMIC_SEQ_CST)) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
+  T old;
+  __atomic_load(p, &old, __ATOMIC_SEQ_CST);
+  while (old < v &&
+         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
   }
   return old;
 }
 template <class T>
 inline T atomicMin(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s);
-  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-  while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST,
-                                                 __ATOMIC_SEQ_CST)) {
+  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
+  T old;
+  __atomic_load(p, &old, __ATOMIC_SEQ_CST);
+  while (v < old &&
+         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
   }
   return old;
 }

@@ -1,0 +1,201 @@
+// The CUDA backend: cudart on the context's device and stream. Every failing CUDA call ends
+// in akx__fail with the runtime's own sentence (cudaGetErrorString) in akx_last_error().
+//
+// The context holds no CUDA state of its own besides the stream (NULL: the legacy default
+// stream): the device's primary context is the one every cudart user in the process
+// shares, so device pointers and streams made by the caller work here unchanged.
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "error.h"
+
+namespace {
+
+// A failed runtime call also leaves its error as the thread's "last error", which the next
+// launch check (cudaGetLastError) would report as that kernel's failure: take it back here.
+akx_status cuda_fail(akx_status s, cudaError_t e, const char *what) {
+  (void)cudaGetLastError();
+  return akx__fail(s, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+// cudart's current device is per host thread and other code (another context, the caller)
+// may have changed it since this context's last call.
+akx_status use_device(const akx_context *ctx) {
+  int current = -1;
+  cudaError_t e = cudaGetDevice(&current);
+  if (e == cudaSuccess && current == ctx->device) return AKX_SUCCESS;
+  e = cudaSetDevice(ctx->device);
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaSetDevice");
+  return AKX_SUCCESS;
+}
+
+cudaStream_t stream_of(const akx_context *ctx) { return static_cast<cudaStream_t>(ctx->stream); }
+
+// Peak DRAM bandwidth in GB/s: two transfers per memory clock (DDR) over the bus. CUDA 13
+// dropped memoryClockRate from cudaDeviceProp; the attribute is still there. 0 if unknown.
+double peak_bandwidth_gbs(int device) {
+  int clock_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0.0;
+  }
+  return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+}
+
+akx_status cuda_open(akx_context *ctx, int device) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return akx__fail(AKX_ERROR_NO_DEVICE, "no usable CUDA device: cudaGetDeviceCount failed: %s (%s)",
+                     cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  if (count == 0) return akx__fail(AKX_ERROR_NO_DEVICE, "no usable CUDA device: the driver reports 0 devices");
+  if (device < 0 || device >= count)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "device is %d, expected a CUDA device ordinal in 0..%d",
+                     device, count - 1);
+
+  e = cudaSetDevice(device);
+  // cudaFree(NULL) creates the primary context now, so that a device that cannot be used
+  // (exclusive mode, out of memory, driver too old) fails here rather than in the first call.
+  if (e == cudaSuccess) e = cudaFree(nullptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return akx__fail(AKX_ERROR_NO_DEVICE, "CUDA device %d is not usable: %s (%s)", device,
+                     cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  cudaDeviceProp prop;
+  e = cudaGetDeviceProperties(&prop, device);
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaGetDeviceProperties");
+
+  ctx->device = device;
+  ctx->stream = nullptr;
+  ctx->impl = nullptr;
+  ctx->profile = akx__profile_by_cc(prop.major, prop.minor);
+
+  akx_context_info_t *info = &ctx->info;
+  info->backend = AKX_BACKEND_CUDA;
+  // The field holds 63 characters; a longer name is cut.
+  snprintf(info->device_name, sizeof info->device_name, "%.*s", (int)sizeof info->device_name - 1,
+           prop.name);
+  info->sm_count = prop.multiProcessorCount;
+  info->cc_major = prop.major;
+  info->cc_minor = prop.minor;
+  info->max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+  info->shared_per_block = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  info->bandwidth_gbs = peak_bandwidth_gbs(device);
+  if (info->bandwidth_gbs <= 0.0) info->bandwidth_gbs = ctx->profile->bandwidth_gbs;
+  info->sim_profile[0] = '\0';
+  return AKX_SUCCESS;
+}
+
+// Nothing to release: the stream is the caller's, the primary context is shared.
+void cuda_close(akx_context *ctx) { (void)ctx; }
+
+akx_status cuda_malloc(akx_context *ctx, void **ptr, size_t bytes) {
+  AKX_TRY(use_device(ctx));
+  cudaError_t e = cudaMalloc(ptr, bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    *ptr = nullptr;
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "cudaMalloc of %zu bytes on device %d failed: %s",
+                     bytes, ctx->device, cudaGetErrorString(e));
+  }
+  // Any other error is an earlier fault of the device (sticky), not a lack of memory.
+  if (e != cudaSuccess) {
+    *ptr = nullptr;
+    return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMalloc");
+  }
+  return AKX_SUCCESS;
+}
+
+akx_status cuda_free(akx_context *ctx, void *ptr) {
+  AKX_TRY(use_device(ctx));
+  cudaError_t e = cudaFree(ptr);
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFree");
+  return AKX_SUCCESS;
+}
+
+akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  if (bytes == 0) return AKX_SUCCESS;
+  AKX_TRY(use_device(ctx));
+  cudaMemcpyKind kind = k == AKX_COPY_HOST_TO_DEVICE   ? cudaMemcpyHostToDevice
+                        : k == AKX_COPY_DEVICE_TO_HOST ? cudaMemcpyDeviceToHost
+                                                       : cudaMemcpyDeviceToDevice;
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream_of(ctx));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMemcpyAsync");
+  e = cudaStreamSynchronize(stream_of(ctx));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamSynchronize after cudaMemcpyAsync");
+  return AKX_SUCCESS;
+}
+
+akx_status cuda_synchronize(akx_context *ctx) {
+  AKX_TRY(use_device(ctx));
+  cudaError_t e = cudaStreamSynchronize(stream_of(ctx));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamSynchronize");
+  return AKX_SUCCESS;
+}
+
+akx_status cuda_set_stream(akx_context *ctx, void *stream) {
+  AKX_TRY(use_device(ctx));
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (s != nullptr) {
+    int stream_device = -1;
+    cudaError_t e = cudaStreamGetDevice(s, &stream_device);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "stream %p is not a usable CUDA stream: %s", stream,
+                       cudaGetErrorString(e));
+    }
+    if (stream_device != ctx->device)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "stream %p belongs to CUDA device %d, expected the context's device %d", stream,
+                       stream_device, ctx->device);
+  }
+  // The workspace is shared by every call of the context: let the old stream finish with it
+  // before work on the new stream can touch it.
+  AKX_TRY(cuda_synchronize(ctx));
+  ctx->stream = stream;
+  return AKX_SUCCESS;
+}
+
+// A device pointer cannot be told from a host one without a driver call per argument
+// (cudaPointerGetAttributes); the CUDA backend accepts and lets the kernel fault instead.
+int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
+  (void)ctx, (void)p, (void)bytes;
+  return -1;
+}
+
+akx_status cuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+  AKX_TRY(use_device(ctx));
+  // A non-sticky error left by an earlier failed call of the caller's would otherwise be
+  // reported by the launch check as this reduction's kernel failing to launch.
+  (void)cudaGetLastError();
+  return akx__cuda_reduce_whole_launch(plan, ctx->stream);
+}
+
+}  // namespace
+
+extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", kernel_name,
+                     cudaGetErrorString(e), cudaGetErrorName(e));
+  return AKX_SUCCESS;
+}
+
+// In the order of akx__backend's members (C++17 has no designated initializers).
+extern "C" const akx__backend akx__backend_cuda = {
+    AKX_BACKEND_CUDA,      // kind
+    cuda_open,             // open
+    cuda_close,            // close
+    cuda_malloc,           // malloc
+    cuda_free,             // free
+    cuda_memcpy,           // memcpy
+    cuda_synchronize,      // synchronize
+    cuda_set_stream,       // set_stream
+    cuda_is_device_range,  // is_device_range
+    cuda_reduce_whole,     // reduce_whole
+};

@@ -1,0 +1,91 @@
+/* The device profiles: what shape selection, tuning and the sim's model know of a device.
+ *
+ * Where the numbers come from:
+ *  - cc, SMs, threads per SM and per block, shared memory per block (opt-in maximum) and
+ *    per SM: the CUDA programming guide's table of compute capabilities and the vendors'
+ *    spec sheets (H200 SXM: 132 SMs; RTX 5080: 84 SMs);
+ *  - bandwidth_gbs: spec sheet peak (H200: 4.8 TB/s HBM3e; RTX 5080: 30 Gbps GDDR7 on a
+ *    256-bit bus = 960 GB/s);
+ *  - copy_gbs: device-to-device copy bandwidth as measured (H200: ~4.3 TB/s, the figure
+ *    the project's issues quote; RTX 5080: ~850 GB/s, the project brief's estimate);
+ *  - bytes_in_flight_per_sm: bytes of loads a SM must have in flight to saturate DRAM
+ *    (Little's law). H200: 48 KiB, CUB's sm_90 tuning; RTX 5080: 32 KiB, the brief's
+ *    estimate for a GDDR7 part with fewer SMs;
+ *  - dram_latency_ns, launch_us: typical values (the brief), used only by the sim's model;
+ *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, the brief's 2.6).
+ */
+#include "device_profile.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+
+/* Sorted by compute capability: akx__profile_by_cc relies on it. */
+static const akx__device_profile akx__profiles[] = {
+    {
+        .name = "h200",
+        .device_name = "NVIDIA H200",
+        .cc_major = 9,
+        .cc_minor = 0,
+        .sm_count = 132,
+        .max_threads_per_sm = 2048,
+        .max_threads_per_block = 1024,
+        .shared_per_block = 232448, /* 227 KiB */
+        .shared_per_sm = 233472,    /* 228 KiB */
+        .bandwidth_gbs = 4800.0,
+        .copy_gbs = 4300.0,
+        .bytes_in_flight_per_sm = 49152, /* 48 KiB */
+        .dram_latency_ns = 600.0,
+        .launch_us = 2.0,
+        .clock_ghz = 1.98,
+    },
+    {
+        .name = "rtx5080",
+        .device_name = "NVIDIA GeForce RTX 5080",
+        .cc_major = 12,
+        .cc_minor = 0,
+        .sm_count = 84,
+        .max_threads_per_sm = 1536,
+        .max_threads_per_block = 1024,
+        .shared_per_block = 101376, /* 99 KiB */
+        .shared_per_sm = 102400,    /* 100 KiB */
+        .bandwidth_gbs = 960.0,
+        .copy_gbs = 850.0,
+        .bytes_in_flight_per_sm = 32768, /* 32 KiB */
+        .dram_latency_ns = 500.0,
+        .launch_us = 2.0,
+        .clock_ghz = 2.6,
+    },
+};
+enum { akx__profile_count = sizeof akx__profiles / sizeof akx__profiles[0] };
+
+/* ASCII case-insensitive equality: "H200" names the same profile as "h200". */
+static int akx__same_name(const char *a, const char *b) {
+  for (; *a && *b; ++a, ++b) {
+    char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
+    char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b - 'A' + 'a') : *b;
+    if (x != y) return 0;
+  }
+  return *a == *b;
+}
+
+const akx__device_profile *akx__profile_by_name(const char *name) {
+  if (name == NULL) return NULL;
+  for (int i = 0; i < akx__profile_count; ++i)
+    if (akx__same_name(akx__profiles[i].name, name)) return &akx__profiles[i];
+  return NULL;
+}
+
+const akx__device_profile *akx__profile_from_env(void) {
+  const char *name = getenv("AKX_SIM_DEVICE");
+  if (name == NULL || name[0] == '\0') return &akx__profiles[0];
+  return akx__profile_by_name(name);
+}
+
+const akx__device_profile *akx__profile_by_cc(int major, int minor) {
+  const akx__device_profile *best = NULL;
+  for (int i = 0; i < akx__profile_count; ++i) {
+    const akx__device_profile *p = &akx__profiles[i];
+    if (p->cc_major < major || (p->cc_major == major && p->cc_minor <= minor)) best = p;
+  }
+  return best != NULL ? best : &akx__profiles[0];
+}

@@ -1,0 +1,42 @@
+/* The CUDA backend of a build without CUDA (AKX_CUDA=OFF, or no nvcc found): the table
+ * exists so that src/ needs no #ifdef, and opening it says why there is no device. Every
+ * member is filled, so that no path through src/ can call a null pointer. */
+#include "backend.h"
+#include "error.h"
+
+static akx_status unavailable(void) {
+  return akx__fail(AKX_ERROR_NO_DEVICE,
+                   "libakx was built without the CUDA backend (AKX_CUDA=OFF or no nvcc)");
+}
+
+static akx_status nocuda_open(akx_context *ctx, int device) { return unavailable(); }
+static void nocuda_close(akx_context *ctx) {}
+static akx_status nocuda_malloc(akx_context *ctx, void **ptr, size_t bytes) { return unavailable(); }
+static akx_status nocuda_free(akx_context *ctx, void *ptr) { return unavailable(); }
+static akx_status nocuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes,
+                                akx_copy_kind k) {
+  return unavailable();
+}
+static akx_status nocuda_synchronize(akx_context *ctx) { return unavailable(); }
+static akx_status nocuda_set_stream(akx_context *ctx, void *stream) { return unavailable(); }
+static int nocuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) { return 0; }
+static akx_status nocuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+  return unavailable();
+}
+
+const akx__backend akx__backend_cuda = {
+    .kind = AKX_BACKEND_CUDA,
+    .open = nocuda_open,
+    .close = nocuda_close,
+    .malloc = nocuda_malloc,
+    .free = nocuda_free,
+    .memcpy = nocuda_memcpy,
+    .synchronize = nocuda_synchronize,
+    .set_stream = nocuda_set_stream,
+    .is_device_range = nocuda_is_device_range,
+    .reduce_whole = nocuda_reduce_whole,
+};
+
+akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream) {
+  return unavailable();
+}

@@ -1,0 +1,164 @@
+// The sim backend's table (src/backend.h): a context is a runtime (runtime.hpp) running as
+// one device profile; device memory is host memory registered with the context; launches
+// run on the calling thread, so the context has no stream and synchronizing does nothing.
+//
+// Environment, read when a context is created:
+//   AKX_SIM_DEVICE    profile name (h200 default, rtx5080)
+//   AKX_SIM_SCHEDULE  "inorder" (default) or "random[:SEED]": the order fibers are resumed in
+//   AKX_SIM_COUNTERS  "1" (default) or "0": count requests (the checks stay on either way)
+//   AKX_SIM_REPORT    "0" (default) or "1": print the counters when the context is destroyed
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "backend.h"
+#include "error.h"
+#include "sim/runtime.hpp"
+#include "sim/sim_testing.hpp"
+
+namespace akx::sim {
+
+runtime::~runtime() {
+  free(arena);
+  free_all_device(*this);
+}
+
+namespace {
+
+runtime &runtime_of(const akx_context *ctx) { return *static_cast<runtime *>(ctx->impl); }
+
+// A 0/1 switch from the environment.
+akx_status read_switch(const char *var, bool fallback, bool *out) {
+  const char *v = getenv(var);
+  if (v == nullptr || v[0] == '\0') {
+    *out = fallback;
+    return AKX_SUCCESS;
+  }
+  if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+    *out = v[0] == '1';
+    return AKX_SUCCESS;
+  }
+  return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s=\"%s\" is not understood: use 0 or 1", var,
+                   v);
+}
+
+akx_status read_schedule(runtime &rt) {
+  const char *v = getenv("AKX_SIM_SCHEDULE");
+  rt.random_schedule = false;
+  if (v == nullptr || v[0] == '\0' || strcmp(v, "inorder") == 0) return AKX_SUCCESS;
+  if (strcmp(v, "random") == 0) {
+    rt.random_schedule = true;
+    rt.rng = 1;
+    return AKX_SUCCESS;
+  }
+  if (strncmp(v, "random:", 7) == 0 && v[7] != '\0') {
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long seed = strtoull(v + 7, &end, 0);
+    if (errno == 0 && *end == '\0' && v[7] != '-') {
+      rt.random_schedule = true;
+      rt.rng = seed;
+      return AKX_SUCCESS;
+    }
+  }
+  return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                   "AKX_SIM_SCHEDULE=\"%s\" is not understood: use inorder, random or "
+                   "random:SEED (SEED an unsigned integer)",
+                   v);
+}
+
+akx_status sim_open(akx_context *ctx, int device) {
+  if (device != 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "device is %d, but the sim backend has one device, 0", device);
+  const akx__device_profile *profile = akx__profile_from_env();
+  if (profile == nullptr)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "AKX_SIM_DEVICE=\"%s\" names no sim device profile: use h200 or rtx5080",
+                     getenv("AKX_SIM_DEVICE"));
+  runtime *rt = new (std::nothrow) runtime;
+  if (rt == nullptr)
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "the sim could not allocate its runtime");
+  rt->profile = profile;
+  akx_status s = read_schedule(*rt);
+  if (s == AKX_SUCCESS) s = read_switch("AKX_SIM_COUNTERS", true, &rt->counting);
+  if (s == AKX_SUCCESS) s = read_switch("AKX_SIM_REPORT", false, &rt->report);
+  if (s != AKX_SUCCESS) {
+    delete rt;
+    return s;
+  }
+
+  akx_context_info_t &info = ctx->info;
+  memset(&info, 0, sizeof info);
+  info.backend = AKX_BACKEND_SIM;
+  snprintf(info.device_name, sizeof info.device_name, "sim:%s", profile->name);
+  info.sm_count = profile->sm_count;
+  info.cc_major = profile->cc_major;
+  info.cc_minor = profile->cc_minor;
+  info.max_threads_per_sm = profile->max_threads_per_sm;
+  info.shared_per_block = profile->shared_per_block;
+  info.bandwidth_gbs = profile->bandwidth_gbs;
+  snprintf(info.sim_profile, sizeof info.sim_profile, "%s", profile->name);
+  ctx->profile = profile;
+  ctx->device = 0;
+  ctx->stream = nullptr;
+  ctx->impl = rt;
+  return AKX_SUCCESS;
+}
+
+void sim_close(akx_context *ctx) {
+  if (ctx->impl == nullptr) return;
+  runtime *rt = &runtime_of(ctx);
+  if (rt->report) print_report(*rt);
+  delete rt;
+  ctx->impl = nullptr;
+}
+
+akx_status sim_malloc(akx_context *ctx, void **ptr, size_t bytes) {
+  return allocate_device(runtime_of(ctx), ptr, bytes);
+}
+
+akx_status sim_free(akx_context *ctx, void *ptr) { return free_device(runtime_of(ctx), ptr); }
+
+akx_status sim_memcpy(akx_context *, void *dst, const void *src, size_t bytes, akx_copy_kind) {
+  memmove(dst, src, bytes);  // host and device memory are one on the sim
+  return AKX_SUCCESS;
+}
+
+akx_status sim_synchronize(akx_context *) { return AKX_SUCCESS; }
+
+akx_status sim_set_stream(akx_context *, void *stream) {
+  if (stream != nullptr)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "stream is %p, but the sim backend has no streams: only NULL is accepted",
+                     stream);
+  return AKX_SUCCESS;
+}
+
+int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
+  const runtime &rt = runtime_of(ctx);
+  return find_allocation(rt, uintptr_t(p), bytes) != rt.allocations.end();
+}
+
+akx_status sim_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+  scoped_context current(ctx);
+  return akx__sim_reduce_whole_launch(plan, nullptr);
+}
+}  // namespace
+}  // namespace akx::sim
+
+extern "C" const akx__backend akx__backend_sim = {
+    AKX_BACKEND_SIM,
+    akx::sim::sim_open,
+    akx::sim::sim_close,
+    akx::sim::sim_malloc,
+    akx::sim::sim_free,
+    akx::sim::sim_memcpy,
+    akx::sim::sim_synchronize,
+    akx::sim::sim_set_stream,
+    akx::sim::sim_is_device_range,
+    akx::sim::sim_reduce_whole,
+};

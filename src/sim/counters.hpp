@@ -1,0 +1,80 @@
+// The sim's counters (include/akx_sim.h): accesses are kept per warp and access site
+// between convergence points, grouped into requests and costed at the convergence point, and
+// summed per launch, per kernel and per (kernel, site).
+#pragma once
+#include <stdint.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "akx_sim.h"
+
+namespace akx::sim {
+
+struct runtime;
+struct thread_slot;
+struct warp_state;
+
+// One request: the address each lane of `mask` gave.
+struct lane_request {
+  uint32_t mask;
+  uint64_t addr[32];
+};
+
+// Consecutive addresses of one lane at one site that step by a constant: a lane looping over
+// an array is one run whatever the loop's length.
+struct address_run {
+  uint64_t start;
+  int64_t step;
+  uint64_t count;
+};
+
+// One warp's accesses at one site since the warp's last convergence point, per lane in
+// execution order; request k is the k-th address of each lane.
+struct site_window {
+  uint32_t epoch = 0;  // the warp window it belongs to; stale when the warp's differs
+  uint32_t lanes = 0;  // lanes with runs
+  std::vector<address_run> runs[32];
+};
+
+// A warp's accesses since its last convergence point, per site id.
+struct warp_window {
+  uint32_t epoch = 1;
+  std::vector<int32_t> slot_of_site;  // site id -> index in slots, -1: none yet
+  std::vector<site_window> slots;
+  std::vector<uint32_t> active;       // site ids with accesses in this window
+  uint32_t loads[32] = {};            // global loads of each lane in this window (model)
+  bool any_loads = false;
+};
+
+// The current launch's counts, before they join the totals.
+struct launch_counts {
+  std::vector<akx_sim_traffic> per_site;  // by site id
+  uint64_t barriers = 0;
+  uint64_t load_windows = 0;        // (lane, window) pairs with at least one global load
+  uint64_t load_window_loads = 0;   // their loads
+  uint64_t global_lane_accesses = 0;
+};
+
+// What a context has counted since it was created or reset.
+struct counter_store {
+  std::map<std::string, akx_sim_kernel_counters> kernels;
+  std::map<std::pair<std::string, uint32_t>, akx_sim_traffic> sites;  // (kernel, site id)
+};
+
+// One lane's access (counting on), kept until the warp's next convergence point.
+void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr);
+// A convergence point of the warp: group its accesses into requests and cost them.
+void flush_warp(runtime &rt, warp_state &w);
+void flush_all_warps(runtime &rt);
+// Before the first block of a launch / after the last one (also after a failed launch:
+// what ran is counted).
+void begin_launch_counts(runtime &rt);
+void end_launch_counts(runtime &rt, uint64_t blocks_run);
+
+void add_traffic(akx_sim_traffic &into, const akx_sim_traffic &t);
+// AKX_SIM_REPORT: the per-kernel table, at context destroy.
+void print_report(const runtime &rt);
+}  // namespace akx::sim

@@ -1,0 +1,26 @@
+// Launching kernels on a sim context directly, for tests of probe kernels (written with
+// kernels/device.cuh exactly as real kernels are) and for the backend's own launchers:
+//
+//   akx_context *ctx;
+//   akx_context_create(&ctx, AKX_BACKEND_SIM, 0);
+//   akx::sim::scoped_context guard(ctx);   // AKX_LAUNCH now runs on ctx's runtime
+//   akx_status s = AKX_LAUNCH("probe", probe, 1, 32, 0, NULL, arg1, arg2);
+#pragma once
+#include "akx.h"
+
+namespace akx::sim {
+struct runtime;
+
+// Makes ctx's runtime the one the calling thread's launches run on (none when ctx is not a
+// sim context: launches then fail), and restores the previous one at the end of the scope.
+class scoped_context {
+ public:
+  explicit scoped_context(const akx_context *ctx);
+  ~scoped_context();
+  scoped_context(const scoped_context &) = delete;
+  scoped_context &operator=(const scoped_context &) = delete;
+
+ private:
+  runtime *previous_;
+};
+}  // namespace akx::sim
