@@ -78,8 +78,10 @@ typedef struct {
  *       (NULL: none). acc: accumulator dtype, AKX_DTYPE_AUTO picks it from the map's result
  *       type R: bool and integers narrower than 64 bits widen to (u)int64 for ADD and MUL,
  *       float16 and bfloat16 widen to float32, otherwise R. An explicit acc must be the
- *       AUTO one, R itself, or one of int64, uint64, float32, float64, complex64, complex128
- *       (AKX_ERROR_UNSUPPORTED otherwise).
+ *       AUTO one, R itself, or a wide type of R's kind: int64 or float64 for bool and signed
+ *       integers, uint64 or float64 for unsigned integers, float32 or float64 for floats,
+ *       complex128 for complex (AKX_ERROR_UNSUPPORTED otherwise: every allowed combination
+ *       is a compiled kernel).
  * fold: combine with the previous value of the destination instead of overwriting it.
  * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table. */
 typedef struct {

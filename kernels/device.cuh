@@ -80,34 +80,34 @@ constexpr unsigned FULL_MASK = 0xffffffffu;
 // Shuffles of any trivially copyable T, word by word (CUDA's intrinsics take 4/8-byte
 // scalars only; accumulators here may be complex or 2-byte floats).
 template <class T>
-AKX_DEVICE T shfl_down(unsigned mask, const T &v, int delta, int width = 32) {
+AKX_DEVICE T shfl_down(unsigned mask, const T &v, int delta, int width = 32 AKX_SITE_PARAM) {
   constexpr int W = (sizeof(T) + 3) / 4;
   uint32_t w[W] = {};
   memcpy(w, &v, sizeof(T));
 #pragma unroll
-  for (int i = 0; i < W; ++i) w[i] = __shfl_down_sync(mask, w[i], delta, width);
+  for (int i = 0; i < W; ++i) w[i] = __shfl_down_sync(mask, w[i], delta, width AKX_SITE_ARG);
   T r;
   memcpy(&r, w, sizeof(T));
   return r;
 }
 template <class T>
-AKX_DEVICE T shfl_idx(unsigned mask, const T &v, int src_lane, int width = 32) {
+AKX_DEVICE T shfl_idx(unsigned mask, const T &v, int src_lane, int width = 32 AKX_SITE_PARAM) {
   constexpr int W = (sizeof(T) + 3) / 4;
   uint32_t w[W] = {};
   memcpy(w, &v, sizeof(T));
 #pragma unroll
-  for (int i = 0; i < W; ++i) w[i] = __shfl_sync(mask, w[i], src_lane, width);
+  for (int i = 0; i < W; ++i) w[i] = __shfl_sync(mask, w[i], src_lane, width AKX_SITE_ARG);
   T r;
   memcpy(&r, w, sizeof(T));
   return r;
 }
 template <class T>
-AKX_DEVICE T shfl_up(unsigned mask, const T &v, int delta, int width = 32) {
+AKX_DEVICE T shfl_up(unsigned mask, const T &v, int delta, int width = 32 AKX_SITE_PARAM) {
   constexpr int W = (sizeof(T) + 3) / 4;
   uint32_t w[W] = {};
   memcpy(w, &v, sizeof(T));
 #pragma unroll
-  for (int i = 0; i < W; ++i) w[i] = __shfl_up_sync(mask, w[i], delta, width);
+  for (int i = 0; i < W; ++i) w[i] = __shfl_up_sync(mask, w[i], delta, width AKX_SITE_ARG);
   T r;
   memcpy(&r, w, sizeof(T));
   return r;

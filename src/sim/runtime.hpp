@@ -3,9 +3,11 @@
 // its shared memory and the racecheck shadow of it).
 //
 // Files: fiber.* (stacks, switch), block.cpp (scheduling, barrier, warp collectives),
-// checks.cpp (shared and global accesses: bounds, alignment, racecheck), counters.cpp
-// (requests, totals, akx_sim_* API), launch.cpp (run_kernel), fail.cpp (check failures),
-// backend_sim.cpp (the backend table), model.c (the time model).
+// checks.cpp (shared and global accesses: bounds, alignment, racecheck; shared memory),
+// memory.cpp (device memory), sites.* (access sites), counters.* (requests, totals, the
+// akx_sim_* API), request_cost.* (wavefronts and sectors of one request), report.cpp
+// (AKX_SIM_REPORT), model.* (the time model), launch.cpp (run_kernel), fail.cpp (failed
+// checks), backend_sim.cpp (the backend table), sim_testing.hpp (launching on a context).
 #pragma once
 #include <stdint.h>
 
@@ -55,7 +57,7 @@ struct warp_state {
   // Racecheck: the sync events that order lanes of this warp.
   uint32_t last_full;     // the last collective that every lane of the warp took part in
   uint32_t pair[32][32] = {};  // the last collective lanes i and j both took part in
-  warp_window window;     // counters: open requests
+  warp_window window;     // counters: accesses since the warp's last convergence point
 };
 
 // __syncthreads of the running block.

@@ -1,0 +1,388 @@
+// The sim's checks: each failure is AKX_ERROR_SIM_CHECK with a sentence naming the check,
+// the kernel, the block, the thread and the source line; correct kernels pass them.
+#include <stdlib.h>
+
+#include "sim_probe.hpp"
+
+using akx::FULL_MASK;
+
+// The sentences name the thread that finds the error first, which depends on the order the
+// threads run in: these tests run in thread order whatever AKX_SIM_SCHEDULE says.
+static void in_order(void) { unsetenv("AKX_SIM_SCHEDULE"); }
+TestSuite(sim_checks, .init = in_order);
+
+// ---- shared-memory races --------------------------------------------------------------------
+
+// Each thread writes its word, then reads its neighbour's ((t + 1) % n), ordered by `sync`:
+// 0 nothing, 1 __syncthreads, 2 __syncwarp (orders lanes of a warp only).
+static const int neighbour_store_line = __LINE__ + 4;
+static const int neighbour_load_line = __LINE__ + 7;
+AKX_GLOBAL void neighbour_probe(int sync, float *out) {
+  AKX_SHARED(float, words, 1024);
+  words.st(threadIdx.x, float(threadIdx.x));
+  if (sync == 1) __syncthreads();
+  if (sync == 2) __syncwarp();
+  unsigned next = (threadIdx.x + 1) % blockDim.x;
+  akx::gst(out + threadIdx.x, words.ld(next));
+}
+
+static akx_status run_neighbour(sim_context &sim, int sync, unsigned threads) {
+  float *out = sim.alloc<float>(threads);
+  akx_status s = AKX_LAUNCH("neighbour_probe", neighbour_probe, 2, threads, 0, NULL, sync, out);
+  if (s == AKX_SUCCESS)
+    for (unsigned t = 0; t < threads; ++t) cr_expect_eq(out[t], float((t + 1) % threads));
+  return s;
+}
+
+Test(sim_checks, race_without_barrier) {
+  sim_context sim;
+  char store_at[64], load_at[64];
+  snprintf(store_at, sizeof store_at, "test_sim_checks.cpp:%d", neighbour_store_line);
+  snprintf(load_at, sizeof load_at, "test_sim_checks.cpp:%d", neighbour_load_line);
+  // Thread 0 runs first and reads word 1 before thread 1 writes it: the write finds the read.
+  expect_sim_check(run_neighbour(sim, 0, 64), "race", "neighbour_probe", "block (0,0,0)",
+                   "thread (1,0,0)", store_at, load_at, "thread (0,0,0)");
+}
+
+Test(sim_checks, syncthreads_orders_the_block) {
+  sim_context sim;
+  expect_success(run_neighbour(sim, 1, 64));
+  expect_success(run_neighbour(sim, 1, 1024));
+}
+
+Test(sim_checks, syncwarp_orders_one_warp) {
+  sim_context sim;
+  expect_success(run_neighbour(sim, 2, 32));
+}
+
+Test(sim_checks, syncwarp_does_not_order_two_warps) {
+  sim_context sim;
+  expect_sim_check(run_neighbour(sim, 2, 64), "race", "thread (31,0,0)", "thread (32,0,0)");
+}
+
+// 1- and 2-byte elements: threads write neighbouring parts of shared words (no race), then
+// read their neighbour's element, after a barrier or not.
+template <class T>
+AKX_GLOBAL void small_element_probe(int sync, T *out) {
+  AKX_SHARED(T, elements, 256);
+  elements.st(threadIdx.x, T(threadIdx.x));
+  if (sync) __syncthreads();
+  akx::gst(out + threadIdx.x, elements.ld((threadIdx.x + 1) % blockDim.x));
+}
+
+Test(sim_checks, neighbouring_bytes_of_a_word_do_not_race) {
+  sim_context sim;
+  unsigned char *b = sim.alloc<unsigned char>(256);
+  unsigned short *h = sim.alloc<unsigned short>(256);
+  expect_success(AKX_LAUNCH("bytes", small_element_probe<unsigned char>, 2, 256, 0, NULL, 1, b));
+  expect_success(AKX_LAUNCH("halves", small_element_probe<unsigned short>, 2, 256, 0, NULL, 1, h));
+  for (int t = 0; t < 256; ++t) {
+    cr_expect_eq(b[t], (t + 1) % 256);
+    cr_expect_eq(h[t], (t + 1) % 256);
+  }
+  expect_sim_check(
+      AKX_LAUNCH("bytes", small_element_probe<unsigned char>, 1, 64, 0, NULL, 0, b), "race",
+      "thread (1,0,0)", "this thread writes the byte at shared offset 1", "thread (0,0,0) read");
+  expect_sim_check(
+      AKX_LAUNCH("halves", small_element_probe<unsigned short>, 1, 64, 0, NULL, 0, h), "race",
+      "thread (1,0,0)", "the byte at shared offset 2");
+}
+
+// Lanes 0..15 exchange words under __syncwarp(0xffff); with `cross`, lane 15 reads lane 16's
+// word, which no collective of both orders.
+AKX_GLOBAL void half_warp_probe(int cross, float *out) {
+  AKX_SHARED(float, words, 32);
+  unsigned lane = threadIdx.x;
+  words.st(lane, 1.0f);
+  if (lane < 16) {
+    __syncwarp(0xffffu);
+    unsigned other = cross ? lane + 1 : (lane + 1) % 16;
+    akx::gst(out + lane, words.ld(other));
+  }
+}
+
+Test(sim_checks, partial_mask_syncwarp_orders_its_lanes) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  expect_success(AKX_LAUNCH("half_warp_probe", half_warp_probe, 1, 32, 0, NULL, 0, out));
+  expect_sim_check(AKX_LAUNCH("half_warp_probe", half_warp_probe, 1, 32, 0, NULL, 1, out), "race",
+                   "thread (16,0,0)");
+}
+
+// A word written twice without an ordering collective: write after write.
+AKX_GLOBAL void double_write_probe() {
+  AKX_SHARED(int, flag, 1);
+  flag.st(0, int(threadIdx.x));
+}
+
+Test(sim_checks, write_after_write) {
+  sim_context sim;
+  expect_sim_check(AKX_LAUNCH("double_write_probe", double_write_probe, 1, 2, 0, NULL), "race",
+                   "thread (1,0,0)", "this thread writes", "which thread (0,0,0) wrote");
+}
+
+// Broadcast reads of a word written by thread 0 before a barrier, rewritten after another.
+AKX_GLOBAL void broadcast_probe(float *out) {
+  AKX_SHARED(float, total, 1);
+  if (threadIdx.x == 0) total.st(0, 42.0f);
+  __syncthreads();
+  akx::gst(out + threadIdx.x, total.ld(0));
+  __syncthreads();
+  if (threadIdx.x == 5) total.st(0, 0.0f);
+}
+
+Test(sim_checks, reads_then_write_across_barriers) {
+  sim_context sim;
+  float *out = sim.alloc<float>(128);
+  expect_success(AKX_LAUNCH("broadcast_probe", broadcast_probe, 3, 128, 0, NULL, out));
+  cr_expect_eq(out[127], 42.0f);
+}
+
+// ---- shared bounds and size ---------------------------------------------------------------------
+
+static const int oob_line = __LINE__ + 3;
+AKX_GLOBAL void shared_oob_probe(float *out) {
+  AKX_SHARED(float, words, 32);
+  akx::gst(out + threadIdx.x, words.ld(threadIdx.x + 1));
+}
+
+Test(sim_checks, shared_out_of_bounds) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  char at[64];
+  snprintf(at, sizeof at, "test_sim_checks.cpp:%d", oob_line);
+  expect_sim_check(AKX_LAUNCH("shared_oob_probe", shared_oob_probe, 1, 32, 0, NULL, out),
+                   "shared out of bounds", "thread (31,0,0)", at, "byte offset 128", "'words'",
+                   "128 bytes");
+}
+
+AKX_GLOBAL void dynamic_probe(float *out, int reach) {
+  AKX_SHARED_DYNAMIC(float, words);
+  words.st(threadIdx.x, 1.0f);
+  __syncthreads();
+  akx::gst(out + threadIdx.x, words.ld(threadIdx.x + reach));
+}
+
+Test(sim_checks, dynamic_shared_bounds) {
+  sim_context sim;
+  float *out = sim.alloc<float>(64);
+  expect_success(AKX_LAUNCH("dynamic_probe", dynamic_probe, 1, 64, 64 * sizeof(float), NULL, out, 0));
+  expect_sim_check(
+      AKX_LAUNCH("dynamic_probe", dynamic_probe, 1, 64, 64 * sizeof(float), NULL, out, 1),
+      "shared out of bounds", "thread (63,0,0)", "dynamic shared memory");
+}
+
+// Shared memory starts as poison (0xCD bytes), not zeros.
+AKX_GLOBAL void poison_probe(unsigned *out) {
+  AKX_SHARED(unsigned, words, 32);
+  akx::gst(out + threadIdx.x, words.ld(threadIdx.x));
+}
+
+Test(sim_checks, shared_memory_starts_as_poison) {
+  sim_context sim;
+  unsigned *out = sim.alloc<unsigned>(32);
+  expect_success(AKX_LAUNCH("poison_probe", poison_probe, 1, 32, 0, NULL, out));
+  cr_expect_eq(out[7], 0xCDCDCDCDu);
+}
+
+AKX_GLOBAL void huge_shared_probe() {
+  AKX_SHARED(float, big, 60000);  // 240000 bytes: more than the h200 profile's 232448
+  big.st(threadIdx.x, 0.0f);
+}
+
+Test(sim_checks, static_shared_too_large) {
+  sim_context sim;
+  expect_sim_check(AKX_LAUNCH("huge_shared_probe", huge_shared_probe, 1, 32, 0, NULL),
+                   "shared memory size", "'big'", "232448");
+}
+
+// ---- barriers and collectives ---------------------------------------------------------------
+
+AKX_GLOBAL void divergent_barrier_probe() {
+  if (threadIdx.x < 16)
+    __syncthreads();
+  else
+    __syncthreads();
+}
+
+Test(sim_checks, divergent_barrier) {
+  sim_context sim;
+  expect_sim_check(AKX_LAUNCH("divergent_barrier_probe", divergent_barrier_probe, 1, 32, 0, NULL),
+                   "divergent barrier", "thread (16,0,0)", "__syncthreads");
+}
+
+// Lane 0 waits at the block barrier while its warp's other lanes wait for it at __syncwarp.
+AKX_GLOBAL void barrier_vs_collective_probe() {
+  if (threadIdx.x == 0)
+    __syncthreads();
+  else
+    __syncwarp();
+}
+
+Test(sim_checks, collective_waits_for_a_lane_at_a_barrier) {
+  sim_context sim;
+  expect_sim_check(
+      AKX_LAUNCH("barrier_vs_collective_probe", barrier_vs_collective_probe, 1, 32, 0, NULL),
+      "deadlock", "thread (1,0,0)", "__syncwarp", "lane 0", "__syncthreads");
+}
+
+AKX_GLOBAL void returned_lane_probe() {
+  if (threadIdx.x == 5) return;
+  __syncwarp();
+}
+
+Test(sim_checks, collective_waits_for_a_returned_lane) {
+  sim_context sim;
+  expect_sim_check(AKX_LAUNCH("returned_lane_probe", returned_lane_probe, 1, 32, 0, NULL),
+                   "deadlock", "thread (5,0,0)", "returned", "__syncwarp");
+}
+
+AKX_GLOBAL void divergent_collective_probe(int *out) {
+  int v = int(threadIdx.x);
+  if (threadIdx.x < 16)
+    v = __shfl_down_sync(FULL_MASK, v, 1);
+  else
+    v = __shfl_xor_sync(FULL_MASK, v, 1);
+  akx::gst(out + threadIdx.x, v);
+}
+
+Test(sim_checks, divergent_collective) {
+  sim_context sim;
+  int *out = sim.alloc<int>(32);
+  expect_sim_check(
+      AKX_LAUNCH("divergent_collective_probe", divergent_collective_probe, 1, 32, 0, NULL, out),
+      "divergent warp collective", "thread (16,0,0)", "__shfl_xor_sync", "__shfl_down_sync");
+}
+
+static const int missing_lane_line = __LINE__ + 3;
+AKX_GLOBAL void missing_lane_probe(int *out) {
+  int v = int(threadIdx.x);
+  akx::gst(out + threadIdx.x, __shfl_sync(0xfffffffeu, v, 1));
+}
+
+Test(sim_checks, shuffle_without_the_calling_lane) {
+  sim_context sim;
+  int *out = sim.alloc<int>(32);
+  char at[64];
+  snprintf(at, sizeof at, "test_sim_checks.cpp:%d", missing_lane_line);
+  expect_sim_check(AKX_LAUNCH("missing_lane_probe", missing_lane_probe, 1, 32, 0, NULL, out),
+                   "warp collective mask", "thread (0,0,0)", at, "0xfffffffe",
+                   "does not include the calling lane 0");
+}
+
+AKX_GLOBAL void idx_outside_mask_probe(int *out) {
+  if (threadIdx.x >= 16) return;
+  akx::gst(out + threadIdx.x, __shfl_sync(0xffffu, int(threadIdx.x), 20));
+}
+
+Test(sim_checks, shuffle_reading_a_lane_outside_the_mask) {
+  sim_context sim;
+  int *out = sim.alloc<int>(32);
+  expect_sim_check(AKX_LAUNCH("idx_outside_mask_probe", idx_outside_mask_probe, 1, 32, 0, NULL, out),
+                   "warp collective mask", "reads lane 20", "not in the mask");
+}
+
+AKX_GLOBAL void missing_lanes_probe() { __syncwarp(); }
+
+Test(sim_checks, mask_naming_lanes_that_do_not_exist) {
+  sim_context sim;
+  expect_sim_check(AKX_LAUNCH("missing_lanes_probe", missing_lanes_probe, 1, 48, 0, NULL),
+                   "warp collective mask", "thread (32,0,0)", "do not exist");
+}
+
+// ---- global memory ----------------------------------------------------------------------------
+
+static const int misaligned_line = __LINE__ + 2;
+AKX_GLOBAL void vector_load_probe(const float *x, float *out, int offset) {
+  akx::vec<float, 4> v = akx::gld_vec<float, 4>(x + 4 * threadIdx.x + offset);
+  akx::gst(out + threadIdx.x, v.v[0] + v.v[1] + v.v[2] + v.v[3]);
+}
+
+Test(sim_checks, misaligned_vector_load) {
+  sim_context sim;
+  float *x = sim.alloc<float>(4 * 32 + 4);
+  float *out = sim.alloc<float>(32);
+  expect_success(AKX_LAUNCH("vector_load_probe", vector_load_probe, 1, 32, 0, NULL,
+                            (const float *)x, out, 0));
+  char at[64];
+  snprintf(at, sizeof at, "test_sim_checks.cpp:%d", misaligned_line);
+  expect_sim_check(AKX_LAUNCH("vector_load_probe", vector_load_probe, 1, 32, 0, NULL,
+                              (const float *)x, out, 1),
+                   "misaligned global access", "thread (0,0,0)", at, "16-byte load",
+                   "not aligned to 16 bytes");
+}
+
+// A 16-byte struct aligned to 8 (the library's complex128) may start 8 bytes into a
+// 16-byte boundary: it is not a vector.
+struct two_doubles {
+  double re, im;
+};
+AKX_GLOBAL void two_doubles_probe(const two_doubles *x, double *out) {
+  two_doubles v = akx::gld(x + threadIdx.x);
+  akx::gst(out + threadIdx.x, v.re + v.im);
+}
+
+Test(sim_checks, structs_need_only_their_own_alignment) {
+  sim_context sim;
+  char *bytes = sim.alloc<char>(16 * 33);
+  double *out = sim.alloc<double>(32);
+  expect_success(AKX_LAUNCH("two_doubles_probe", two_doubles_probe, 1, 32, 0, NULL,
+                            (const two_doubles *)(bytes + 8), out));
+  expect_sim_check(AKX_LAUNCH("two_doubles_probe", two_doubles_probe, 1, 32, 0, NULL,
+                              (const two_doubles *)(bytes + 4), out),
+                   "misaligned global access", "16-byte load", "not aligned to 8 bytes");
+}
+
+AKX_GLOBAL void global_read_probe(const float *x, float *out, int n) {
+  akx::gst(out + threadIdx.x, akx::gld(x + threadIdx.x + n - int(blockDim.x) + 1));
+}
+
+Test(sim_checks, global_access_past_an_allocation) {
+  sim_context sim;
+  float *x = sim.alloc<float>(100);
+  float *out = sim.alloc<float>(32);
+  expect_sim_check(AKX_LAUNCH("global_read_probe", global_read_probe, 1, 32, 0, NULL,
+                              (const float *)x, out, 100),
+                   "global out of bounds", "thread (31,0,0)", "4-byte load");
+}
+
+Test(sim_checks, global_access_outside_every_allocation) {
+  sim_context sim;
+  float host[64] = {0};
+  float *out = sim.alloc<float>(32);
+  expect_sim_check(AKX_LAUNCH("global_read_probe", global_read_probe, 1, 32, 0, NULL,
+                              (const float *)host, out, 32),
+                   "global out of bounds", "thread (0,0,0)", "outside every akx_malloc allocation");
+}
+
+// ---- launches ---------------------------------------------------------------------------------
+
+AKX_GLOBAL void empty_probe() {}
+
+Test(sim_checks, invalid_launch_configurations) {
+  sim_context sim;
+  cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, 1, 2048, 0, NULL), AKX_ERROR_INVALID_ARGUMENT);
+  cr_expect(strstr(akx_last_error(), "block (2048,1,1)") != NULL, "%s", akx_last_error());
+  cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, 0, 32, 0, NULL), AKX_ERROR_INVALID_ARGUMENT);
+  cr_expect(strstr(akx_last_error(), "grid (0,1,1)") != NULL, "%s", akx_last_error());
+  cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, 1, 32, 300000, NULL),
+               AKX_ERROR_INVALID_ARGUMENT);
+  cr_expect(strstr(akx_last_error(), "300000 bytes of dynamic shared memory") != NULL, "%s",
+            akx_last_error());
+  cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, dim3(2, 2, 2), dim3(8, 8, 16), 0, NULL),
+               AKX_SUCCESS, "%s", akx_last_error());
+}
+
+// After a failed launch the next one runs normally (fibers and shadow start afresh).
+Test(sim_checks, launch_after_a_failure) {
+  sim_context sim;
+  expect_sim_check(run_neighbour(sim, 0, 64), "race");
+  expect_success(run_neighbour(sim, 1, 64));
+  float *out = sim.alloc<float>(64);
+  expect_success(AKX_LAUNCH("dynamic_probe", dynamic_probe, 3, 64, 256, NULL, out, 0));
+}
+
+Test(sim_checks, launch_without_a_current_context) {
+  cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, 1, 32, 0, NULL), AKX_ERROR_INTERNAL);
+  cr_expect(strstr(akx_last_error(), "no sim context") != NULL, "%s", akx_last_error());
+}
