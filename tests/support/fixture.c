@@ -118,6 +118,45 @@ static int untouched(const unsigned char *p, size_t n, const unsigned char *ref)
   return memcmp(p, ref, n) == 0;
 }
 
+/* The status a case must end with: UNSUPPORTED for a refused combination, INVALID_ARGUMENT
+ * for an empty MIN/MAX without init. */
+static akx_status expected_status(int supported, int64_t n, const tfx_case *c) {
+  if (!supported) return AKX_ERROR_UNSUPPORTED;
+  if (n == 0 && (c->op == AKX_OP_MIN || c->op == AKX_OP_MAX) && !c->init)
+    return AKX_ERROR_INVALID_ARGUMENT;
+  return AKX_SUCCESS;
+}
+
+enum { STATUS_WRONG, STATUS_FAILED_AS_EXPECTED, STATUS_SUCCEEDED };
+
+/* Checks the status of a call and of the synchronize after it. An expected failure must
+ * leave the output (the `bytes` of `after`) as it was and say why in akx_last_error(). */
+static int check_status(const char *what, akx_status s, akx_status sync, akx_status want,
+                        const unsigned char *after, const unsigned char *before, size_t bytes,
+                        const char *output, char *msg, size_t len) {
+  if (s != want) {
+    snprintf(msg, len, "%s: status %s, expected %s (%s)", what, akx_status_string(s),
+             akx_status_string(want), akx_last_error());
+    return STATUS_WRONG;
+  }
+  if (sync != AKX_SUCCESS) {
+    snprintf(msg, len, "%s: akx_synchronize = %s (%s)", what, akx_status_string(sync),
+             akx_last_error());
+    return STATUS_WRONG;
+  }
+  if (want == AKX_SUCCESS) return STATUS_SUCCEEDED;
+  if (!untouched(after, bytes, before)) {
+    snprintf(msg, len, "%s: failed with %s but wrote %s", what, akx_status_string(s), output);
+    return STATUS_WRONG;
+  }
+  if (!akx_last_error()[0]) {
+    snprintf(msg, len, "%s: failed with %s but akx_last_error() is empty", what,
+             akx_status_string(s));
+    return STATUS_WRONG;
+  }
+  return STATUS_FAILED_AS_EXPECTED;
+}
+
 int tfx_check_mapreduce(akx_context *ctx, const akx_array *dev_view, const akx_array *host_view,
                         const tfx_case *c, char *msg, size_t len) {
   const akx_dtype src = host_view->dtype;
@@ -153,31 +192,11 @@ int tfx_check_mapreduce(akx_context *ctx, const akx_array *dev_view, const akx_a
     memcpy(after, host_res, sizeof after);
   }
 
-  akx_status want = AKX_SUCCESS;
-  if (!supported) want = AKX_ERROR_UNSUPPORTED;
-  else if (n == 0 && (c->op == AKX_OP_MIN || c->op == AKX_OP_MAX) && !c->init)
-    want = AKX_ERROR_INVALID_ARGUMENT;
-  if (s != want) {
-    snprintf(msg, len, "%s: status %s, expected %s (%s)", what, akx_status_string(s),
-             akx_status_string(want), akx_last_error());
-    return 0;
-  }
-  if (sync != AKX_SUCCESS) {
-    snprintf(msg, len, "%s: akx_synchronize = %s (%s)", what, akx_status_string(sync),
-             akx_last_error());
-    return 0;
-  }
-  if (want != AKX_SUCCESS) {
-    if (!untouched(after, asz + GUARD, before)) {
-      snprintf(msg, len, "%s: failed with %s but wrote its result", what, akx_status_string(s));
-      return 0;
-    }
-    if (!akx_last_error()[0]) {
-      snprintf(msg, len, "%s: failed with %s but akx_last_error() is empty", what,
-               akx_status_string(s));
-      return 0;
-    }
-    return 1;
+  switch (check_status(what, s, sync, expected_status(supported, n, c), after, before,
+                       asz + GUARD, "its result", msg, len)) {
+    case STATUS_WRONG: return 0;
+    case STATUS_FAILED_AS_EXPECTED: return 1;
+    default: break;
   }
   if (!untouched(after + asz, GUARD, before + asz)) {
     snprintf(msg, len, "%s: wrote past the %zu-byte %s result", what, asz, ref_name(acc));
@@ -227,26 +246,11 @@ int tfx_check_reduce_dims(akx_context *ctx, const akx_array *dev_view,
   tfx_to_host(ctx, after, ddst, dsz + GUARD);
   tfx_free(ctx, ddst);
 
-  akx_status want = AKX_SUCCESS;
-  if (!supported) want = AKX_ERROR_UNSUPPORTED;
-  else if (n == 0 && (c->op == AKX_OP_MIN || c->op == AKX_OP_MAX) && !c->init)
-    want = AKX_ERROR_INVALID_ARGUMENT;
-  if (s != want) {
-    snprintf(msg, len, "%s: status %s, expected %s (%s)", what, akx_status_string(s),
-             akx_status_string(want), akx_last_error());
-    return 0;
-  }
-  if (sync != AKX_SUCCESS) {
-    snprintf(msg, len, "%s: akx_synchronize = %s (%s)", what, akx_status_string(sync),
-             akx_last_error());
-    return 0;
-  }
-  if (want != AKX_SUCCESS) {
-    if (!untouched(after, dsz + GUARD, before)) {
-      snprintf(msg, len, "%s: failed with %s but wrote dst", what, akx_status_string(s));
-      return 0;
-    }
-    return 1;
+  switch (check_status(what, s, sync, expected_status(supported, n, c), after, before,
+                       dsz + GUARD, "dst", msg, len)) {
+    case STATUS_WRONG: return 0;
+    case STATUS_FAILED_AS_EXPECTED: return 1;
+    default: break;
   }
   if (!untouched(after + dsz, GUARD, before + dsz)) {
     snprintf(msg, len, "%s: wrote past the %zu-byte dst", what, dsz);
