@@ -60,6 +60,18 @@ static int names_any(const char *s, va_list ap) {
   return 0;
 }
 
+/* A refused call's status, and a sentence that names one of the arguments listed in `ap`. */
+static void expect_status_and_sentence(akx_status s, akx_status want, const char *what, va_list ap) {
+  const char *err = akx_last_error();
+  char errcopy[1024];
+  snprintf(errcopy, sizeof errcopy, "%s", err ? err : "(null)");
+  cr_expect_eq(s, want, "%s: %s, expected %s (\"%s\")", what, akx_status_string(s),
+               akx_status_string(want), errcopy);
+  cr_expect(err && err[0], "%s: akx_last_error() is empty", what);
+  cr_expect(err && names_any(err, ap), "%s: the sentence does not name the argument: \"%s\"",
+            what, errcopy);
+}
+
 /* Calls akx_mapreduce with a sentinel-filled result (host or device) and checks status,
  * sentence (one of the words ...), nothing written, nothing launched. The result pointer
  * used is `result` when given (even NULL through use_null), else a fresh buffer. */
@@ -73,16 +85,9 @@ static void mr_expect(env *e, akx_context *ctx, const akx_array *src, akx_map m,
   void *res = null_result ? NULL : (where == AKX_DEVICE ? e->dres : (void *)host);
   uint64_t l0 = launches(e->ctx);
   akx_status s = akx_mapreduce(ctx, src, m, op, o, res, where);
-  const char *err = akx_last_error();
-  char errcopy[1024];
-  snprintf(errcopy, sizeof errcopy, "%s", err ? err : "(null)");
-  cr_expect_eq(s, want, "%s: %s, expected %s (\"%s\")", what, akx_status_string(s),
-               akx_status_string(want), errcopy);
-  cr_expect(err && err[0], "%s: akx_last_error() is empty", what);
   va_list ap;
   va_start(ap, what);
-  cr_expect(err && names_any(err, ap), "%s: the sentence does not name the argument: \"%s\"",
-            what, errcopy);
+  expect_status_and_sentence(s, want, what, ap);
   va_end(ap);
   cr_expect(memcmp(host, before, sizeof host) == 0, "%s: the host result was written", what);
   unsigned char dev[64];
@@ -100,16 +105,9 @@ static void rd_expect(env *e, akx_context *ctx, const akx_array *dst, const akx_
   tfx_to_device(e->ctx, e->dres, before, sizeof before);
   uint64_t l0 = launches(e->ctx);
   akx_status s = akx_reduce_dims(ctx, dst, src, m, op, o);
-  const char *err = akx_last_error();
-  char errcopy[1024];
-  snprintf(errcopy, sizeof errcopy, "%s", err ? err : "(null)");
-  cr_expect_eq(s, want, "%s: %s, expected %s (\"%s\")", what, akx_status_string(s),
-               akx_status_string(want), errcopy);
-  cr_expect(err && err[0], "%s: akx_last_error() is empty", what);
   va_list ap;
   va_start(ap, what);
-  cr_expect(err && names_any(err, ap), "%s: the sentence does not name the argument: \"%s\"",
-            what, errcopy);
+  expect_status_and_sentence(s, want, what, ap);
   va_end(ap);
   akx_synchronize(e->ctx);
   tfx_to_host(e->ctx, dev, e->dres, sizeof dev);
