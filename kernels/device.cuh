@@ -25,6 +25,27 @@ template <class T, int N>
 struct alignas(sizeof(T) * N) vec {
   T v[N];
 };
+
+// What a launch must know of its kernel beyond its code; declared beside the kernel and
+// passed to AKX_LAUNCH in place of a name. A plain string names a kernel with the defaults.
+struct kernel_info {
+  const char *name;
+  // The kernel's launch bounds: the kernel is compiled with AKX_LAUNCH_BOUNDS(max_threads)
+  // and a launch with a larger block is refused (by the sim and the CUDA backend alike).
+  int max_threads;
+  // Registers per thread, for the sim's occupancy and model: the sm_90 figure ptxas reports
+  // (bench/gpu_check.sh prints cudaFuncGetAttributes' numRegs to compare), or an estimate.
+  int registers;
+  // Independent global loads a thread has in flight before it uses the first (the model's
+  // bytes in flight, Little's law).
+  int loads_in_flight;
+  // Dynamic shared memory above 48 KiB: the CUDA backend sets
+  // cudaFuncAttributeMaxDynamicSharedMemorySize before such a launch; without the opt-in
+  // the launch is refused, as the driver refuses it.
+  bool smem_optin;
+};
+constexpr kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
+constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }
 }  // namespace akx
 
 #if defined(__CUDACC__)
@@ -33,6 +54,7 @@ struct alignas(sizeof(T) * N) vec {
 #define AKX_DEVICE __device__ __forceinline__
 #define AKX_HD __host__ __device__ __forceinline__
 #define AKX_GLOBAL __global__
+#define AKX_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
 #define AKX_SITE_PARAM
 #define AKX_SITE_ARG
 

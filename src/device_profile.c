@@ -1,8 +1,8 @@
 /* The device profiles: what shape selection, tuning and the sim's model know of a device.
  *
  * Where the numbers come from:
- *  - cc, SMs, threads per SM and per block, shared memory per block (opt-in maximum) and
- *    per SM: the CUDA programming guide's table of compute capabilities and the vendors'
+ *  - cc, SMs, threads per SM and per block, blocks and registers per SM, shared memory per
+ *    block (opt-in maximum), per SM and the 1 KiB the driver reserves per resident block: the CUDA programming guide's table of compute capabilities and the vendors'
  *    spec sheets (H200 SXM: 132 SMs; RTX 5080: 84 SMs);
  *  - bandwidth_gbs: spec sheet peak (H200: 4.8 TB/s HBM3e; RTX 5080: 30 Gbps GDDR7 on a
  *    256-bit bus = 960 GB/s);
@@ -29,6 +29,9 @@ static const akx__device_profile akx__profiles[] = {
         .sm_count = 132,
         .max_threads_per_sm = 2048,
         .max_threads_per_block = 1024,
+        .max_blocks_per_sm = 32,
+        .registers_per_sm = 65536,
+        .shared_reserved_per_block = 1024,
         .shared_per_block = 232448, /* 227 KiB */
         .shared_per_sm = 233472,    /* 228 KiB */
         .bandwidth_gbs = 4800.0,
@@ -46,6 +49,9 @@ static const akx__device_profile akx__profiles[] = {
         .sm_count = 84,
         .max_threads_per_sm = 1536,
         .max_threads_per_block = 1024,
+        .max_blocks_per_sm = 24,
+        .registers_per_sm = 65536,
+        .shared_reserved_per_block = 1024,
         .shared_per_block = 101376, /* 99 KiB */
         .shared_per_sm = 102400,    /* 100 KiB */
         .bandwidth_gbs = 960.0,

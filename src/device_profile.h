@@ -8,6 +8,10 @@
 extern "C" {
 #endif
 
+/* Static shared memory per block that nvcc allows (48 KiB); dynamic shared memory above it
+ * needs the per-kernel opt-in. */
+enum { akx__static_shared_limit = 49152 };
+
 typedef struct {
   const char *name;            /* "h200", "rtx5080" */
   const char *device_name;     /* as CUDA would report it */
@@ -15,6 +19,9 @@ typedef struct {
   int32_t sm_count;
   int32_t max_threads_per_sm;
   int32_t max_threads_per_block;
+  int32_t max_blocks_per_sm;
+  int32_t registers_per_sm;
+  int32_t shared_reserved_per_block; /* the driver's reserve per resident block, bytes */
   int64_t shared_per_block;    /* opt-in maximum, bytes */
   int64_t shared_per_sm;
   double bandwidth_gbs;        /* peak DRAM bandwidth */

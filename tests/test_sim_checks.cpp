@@ -23,14 +23,15 @@ AKX_GLOBAL void neighbour_probe(int sync, float *out) {
   if (sync == 1) __syncthreads();
   if (sync == 2) __syncwarp();
   unsigned next = (threadIdx.x + 1) % blockDim.x;
-  akx::gst(out + threadIdx.x, words.ld(next));
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, words.ld(next));
 }
 
 static akx_status run_neighbour(sim_context &sim, int sync, unsigned threads) {
-  float *out = sim.alloc<float>(threads);
+  float *out = sim.alloc<float>(2 * threads);
   akx_status s = AKX_LAUNCH("neighbour_probe", neighbour_probe, 2, threads, 0, NULL, sync, out);
   if (s == AKX_SUCCESS)
-    for (unsigned t = 0; t < threads; ++t) cr_expect_eq(out[t], float((t + 1) % threads));
+    for (unsigned t = 0; t < 2 * threads; ++t)
+      cr_expect_eq(out[t], float((t % threads + 1) % threads));
   return s;
 }
 
@@ -67,18 +68,18 @@ AKX_GLOBAL void small_element_probe(int sync, T *out) {
   AKX_SHARED(T, elements, 256);
   elements.st(threadIdx.x, T(threadIdx.x));
   if (sync) __syncthreads();
-  akx::gst(out + threadIdx.x, elements.ld((threadIdx.x + 1) % blockDim.x));
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, elements.ld((threadIdx.x + 1) % blockDim.x));
 }
 
 Test(sim_checks, neighbouring_bytes_of_a_word_do_not_race) {
   sim_context sim;
-  unsigned char *b = sim.alloc<unsigned char>(256);
-  unsigned short *h = sim.alloc<unsigned short>(256);
+  unsigned char *b = sim.alloc<unsigned char>(512);
+  unsigned short *h = sim.alloc<unsigned short>(512);
   expect_success(AKX_LAUNCH("bytes", small_element_probe<unsigned char>, 2, 256, 0, NULL, 1, b));
   expect_success(AKX_LAUNCH("halves", small_element_probe<unsigned short>, 2, 256, 0, NULL, 1, h));
-  for (int t = 0; t < 256; ++t) {
-    cr_expect_eq(b[t], (t + 1) % 256);
-    cr_expect_eq(h[t], (t + 1) % 256);
+  for (int t = 0; t < 512; ++t) {
+    cr_expect_eq(b[t], (t % 256 + 1) % 256);
+    cr_expect_eq(h[t], (t % 256 + 1) % 256);
   }
   expect_sim_check(
       AKX_LAUNCH("bytes", small_element_probe<unsigned char>, 1, 64, 0, NULL, 0, b), "race",
@@ -126,16 +127,16 @@ AKX_GLOBAL void broadcast_probe(float *out) {
   AKX_SHARED(float, total, 1);
   if (threadIdx.x == 0) total.st(0, 42.0f);
   __syncthreads();
-  akx::gst(out + threadIdx.x, total.ld(0));
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, total.ld(0));
   __syncthreads();
   if (threadIdx.x == 5) total.st(0, 0.0f);
 }
 
 Test(sim_checks, reads_then_write_across_barriers) {
   sim_context sim;
-  float *out = sim.alloc<float>(128);
+  float *out = sim.alloc<float>(3 * 128);
   expect_success(AKX_LAUNCH("broadcast_probe", broadcast_probe, 3, 128, 0, NULL, out));
-  cr_expect_eq(out[127], 42.0f);
+  cr_expect_eq(out[3 * 128 - 1], 42.0f);
 }
 
 // ---- shared bounds and size ---------------------------------------------------------------------
@@ -160,7 +161,7 @@ AKX_GLOBAL void dynamic_probe(float *out, int reach) {
   AKX_SHARED_DYNAMIC(float, words);
   words.st(threadIdx.x, 1.0f);
   __syncthreads();
-  akx::gst(out + threadIdx.x, words.ld(threadIdx.x + reach));
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, words.ld(threadIdx.x + reach));
 }
 
 Test(sim_checks, dynamic_shared_bounds) {
@@ -193,7 +194,7 @@ AKX_GLOBAL void huge_shared_probe() {
 Test(sim_checks, static_shared_too_large) {
   sim_context sim;
   expect_sim_check(AKX_LAUNCH("huge_shared_probe", huge_shared_probe, 1, 32, 0, NULL),
-                   "shared memory size", "'big'", "232448");
+                   "shared memory size", "'big'", "49152");
 }
 
 // ---- barriers and collectives ---------------------------------------------------------------
@@ -378,7 +379,7 @@ Test(sim_checks, launch_after_a_failure) {
   sim_context sim;
   expect_sim_check(run_neighbour(sim, 0, 64), "race");
   expect_success(run_neighbour(sim, 1, 64));
-  float *out = sim.alloc<float>(64);
+  float *out = sim.alloc<float>(3 * 64);
   expect_success(AKX_LAUNCH("dynamic_probe", dynamic_probe, 3, 64, 256, NULL, out, 0));
 }
 

@@ -82,7 +82,7 @@ Test(sim_counters, shared_stride_16_words_8_bytes) {
 
 static const int global_load_line = __LINE__ + 2;
 AKX_GLOBAL void global_load_probe(const float *x, float *out, int stride, int offset) {
-  akx::gst(out + threadIdx.x, akx::gld(x + threadIdx.x * stride + offset));
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, akx::gld(x + threadIdx.x * stride + offset));
 }
 
 static akx_sim_kernel_counters run_global_probe(int stride, int offset) {
@@ -268,14 +268,18 @@ Test(sim_counters, launches_blocks_barriers_waves) {
   cr_expect_eq(k.barriers, 21u);
   cr_expect_eq(k.last_grid, 2u);
   cr_expect_eq(k.last_block, 64u);
-  // h200: 2048 threads per SM hold 20 blocks of 100 and 32 of 64, on 132 SMs.
-  double waves = 5.0 / (20 * 132) + 2.0 / (32 * 132);
+  // h200, 32 registers per thread (the default declaration): 65536 registers per SM hold 16
+  // blocks of 100 threads (4 warps of 1024 registers; 2048 threads would allow 20), and 32 of
+  // 64 (the SM's block limit), on 132 SMs.
+  double waves = 5.0 / (16 * 132) + 2.0 / (32 * 132);
   cr_expect(k.waves > waves * 0.999999 && k.waves < waves * 1.000001, "waves %g, expected %g",
             k.waves, waves);
   cr_expect_eq(k.model_us, 4.0, "two launches of nothing: 2 x launch_us, got %g", k.model_us);
 
-  // 100 KB of shared memory per 1024-thread block: 2 blocks per SM, 264 blocks = one wave.
-  expect_success(AKX_LAUNCH("wave", empty_probe, 264, 1024, 100 << 10, NULL));
+  // 100 KB of shared memory (with the opt-in) per 1024-thread block: 2 blocks per SM, 264
+  // blocks = one wave.
+  const akx::kernel_info wave{"wave", 1024, 32, 1, true};
+  expect_success(AKX_LAUNCH(wave, empty_probe, 264, 1024, 100 << 10, NULL));
   akx_sim_kernel_counters w = sim.kernel("wave");
   cr_expect_eq(w.last_dyn_smem, 100u << 10);
   cr_expect(w.waves > 0.999999 && w.waves < 1.000001, "waves %g", w.waves);
@@ -317,7 +321,7 @@ Test(sim_counters, model_grows_with_traffic) {
 Test(sim_counters, sites) {
   sim_context sim;
   float *x = sim.alloc<float>(64);
-  float *out = sim.alloc<float>(32);
+  float *out = sim.alloc<float>(64);
   expect_success(AKX_LAUNCH("global", global_load_probe, 2, 32, 0, NULL, (const float *)x, out, 1, 0));
   akx_sim_site_counters sites[8];
   int32_t count = 0;

@@ -7,6 +7,9 @@
 //   AKX_SIM_SCHEDULE  "inorder" (default) or "random[:SEED]": the order fibers are resumed in
 //   AKX_SIM_COUNTERS  "1" (default) or "0": count requests (the checks stay on either way)
 //   AKX_SIM_REPORT    "0" (default) or "1": print the counters when the context is destroyed
+//   AKX_SIM_RESIDENT  blocks resident at once, at most (default 16; the profile's occupancy
+//                     caps it too): each resident block holds a fiber stack per thread and
+//                     its shared memory in host memory
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +24,7 @@
 
 namespace akx::sim {
 
-runtime::~runtime() {
-  free(arena);
-  free_all_device(*this);
-}
+runtime::~runtime() { free_all_device(*this); }
 
 namespace {
 
@@ -70,6 +70,28 @@ akx_status read_schedule(runtime &rt) {
                    v);
 }
 
+// Resident blocks by default: enough for blocks to overtake, wait for and publish to each
+// other as on a GPU (its 132 SMs hold ~1000 blocks), few enough that the fibers' stacks and
+// arenas stay in the host's caches.
+constexpr uint32_t default_resident = 16;
+
+akx_status read_resident(runtime &rt) {
+  const char *v = getenv("AKX_SIM_RESIDENT");
+  rt.resident_cap = default_resident;
+  if (v == nullptr || v[0] == '\0') return AKX_SUCCESS;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (errno == 0 && *end == '\0' && v[0] != '-' && n >= 1 && n <= 65536) {
+    rt.resident_cap = uint32_t(n);
+    return AKX_SUCCESS;
+  }
+  return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                   "AKX_SIM_RESIDENT=\"%s\" is not understood: use a number of blocks from 1 "
+                   "to 65536",
+                   v);
+}
+
 akx_status sim_open(akx_context *ctx, int device) {
   if (device != 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
@@ -84,6 +106,7 @@ akx_status sim_open(akx_context *ctx, int device) {
     return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "the sim could not allocate its runtime");
   rt->profile = profile;
   akx_status s = read_schedule(*rt);
+  if (s == AKX_SUCCESS) s = read_resident(*rt);
   if (s == AKX_SUCCESS) s = read_switch("AKX_SIM_COUNTERS", true, &rt->counting);
   if (s == AKX_SUCCESS) s = read_switch("AKX_SIM_REPORT", false, &rt->report);
   if (s != AKX_SUCCESS) {

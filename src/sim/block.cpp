@@ -1,15 +1,20 @@
-// Running one block: its threads are fibers on the calling OS thread, resumed one at a time
-// from a run queue (in thread order, or in a seeded random order under
-// AKX_SIM_SCHEDULE=random:SEED), each until it returns or blocks at a rendezvous:
+// Running the blocks of a launch: a set of resident blocks (rt.launch.resident of them, as
+// the device profile's occupancy and AKX_SIM_RESIDENT allow) whose threads are fibers on
+// the calling OS thread, interleaved: one run queue for all of them, resumed in order (or
+// in a seeded random order under AKX_SIM_SCHEDULE=random:SEED), each until it returns,
+// blocks at a rendezvous or yields (global atomics, fences, acquire/volatile loads, polls:
+// global_order.cpp). Blocks are admitted in index order (shuffled under a random schedule)
+// as slots free up, as a GPU admits them: a kernel whose progress depends on other blocks
+// must take its tile from an atomic ticket, never from blockIdx.
 //  - __syncthreads waits for every thread of the block that has not returned (a returned
 //    thread counts as arrived, as on sm_70+); all must wait at the same __syncthreads;
 //  - a warp collective (__syncwarp, shuffles, votes) waits for exactly the lanes of its
-//    mask, which must all reach the same site with the same mask; it is not a barrier for
-//    anyone else.
+//    mask, which must all reach the same collective with the same mask; it is not a
+//    barrier for anyone else.
 // The last thread to arrive completes the rendezvous, computes every participant's result
 // and makes the waiters runnable. A rendezvous that can never complete (a lane it waits
 // for has returned, waits at the block barrier, or waits at another collective) is a
-// failed check at once; when nothing can run and threads remain, the block is deadlocked.
+// failed check at once; when nothing can run and threads remain, the launch is deadlocked.
 #include <stdio.h>
 #include <string.h>
 
@@ -20,21 +25,18 @@
 namespace akx::sim {
 namespace {
 
-// splitmix64: a small generator whose sequence depends only on the seed.
-uint64_t next_random(runtime &rt) {
-  uint64_t z = (rt.rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 void push_runnable(runtime &rt, thread_slot &th) {
+  if (th.state == thread_state::at_barrier || th.state == thread_state::at_collective)
+    --rt.blocked_threads;
   th.state = thread_state::runnable;
   if (rt.runq_head == rt.runq.size()) {  // drained: start over, so the queue stays small
     rt.runq.clear();
     rt.runq_head = 0;
+  } else if (rt.runq_head > 4096 && rt.runq_head * 2 > rt.runq.size()) {
+    rt.runq.erase(rt.runq.begin(), rt.runq.begin() + ptrdiff_t(rt.runq_head));
+    rt.runq_head = 0;
   }
-  rt.runq.push_back(th.tid);
+  rt.runq.push_back(&th);
 }
 
 thread_slot *pop_runnable(runtime &rt) {
@@ -44,13 +46,15 @@ thread_slot *pop_runnable(runtime &rt) {
     size_t j = rt.runq_head + next_random(rt) % n;
     std::swap(rt.runq[rt.runq_head], rt.runq[j]);
   }
-  return &rt.threads[rt.runq[rt.runq_head++]];
+  return rt.runq[rt.runq_head++];
 }
 
 // Leaves `from` (a blocked, yielding or finished thread, or the scheduler) for the next
-// runnable thread, or for the scheduler when none is left. Returns when `from` is resumed.
+// runnable thread, or for the scheduler when none is left or a block has just finished (so
+// that the next block is admitted before anyone goes on: a thread polling for it would
+// otherwise spin forever). Returns when `from` is resumed.
 void switch_to_next(runtime &rt, fiber *from) {
-  thread_slot *next = pop_runnable(rt);
+  thread_slot *next = rt.slot_freed && from != &rt.scheduler ? nullptr : pop_runnable(rt);
   fiber *to = next != nullptr ? &next->fib : &rt.scheduler;
   lane_now = next != nullptr ? &next->view : nullptr;
   if (to != from) switch_fiber(from, to);
@@ -65,8 +69,8 @@ void after_rendezvous(runtime &rt, thread_slot &self) {
   }
 }
 
-thread_slot &lane_thread(runtime &rt, const warp_state &w, uint32_t lane) {
-  return rt.threads[size_t(&w - rt.warps.data()) * 32 + lane];
+thread_slot &lane_thread(block_state &b, const warp_state &w, uint32_t lane) {
+  return b.threads[size_t(&w - b.warps.data()) * 32 + lane];
 }
 
 const char *collective_name(collective_kind kind, int op) {
@@ -96,8 +100,8 @@ const char *barrier_name(bar_kind k) {
 
 // Every thread that has not returned has arrived: release them. `self` is the last to
 // arrive (it goes on running), or NULL when the last missing thread returned instead.
-void complete_barrier(runtime &rt, thread_slot *self) {
-  block_barrier &b = rt.barrier;
+void complete_barrier(runtime &rt, block_state &blk, thread_slot *self) {
+  block_barrier &b = blk.barrier;
   uint32_t result = 0;
   switch (b.kind) {
     case BAR_PLAIN: break;
@@ -107,16 +111,18 @@ void complete_barrier(runtime &rt, thread_slot *self) {
   }
   b.pending = false;
   ++rt.counts.barriers;
-  if (rt.counting) flush_all_warps(rt);
-  sync_block(rt);
-  for (warp_state &w : rt.warps) w.at_barrier = 0;
-  for (thread_slot &t : rt.threads) {
+  if (rt.counting) flush_block_warps(rt, blk);
+  sync_block(blk);
+  for (warp_state &w : blk.warps) w.at_barrier = 0;
+  for (thread_slot &t : blk.threads) {
     if (t.state != thread_state::at_barrier) continue;
     t.result = result;
-    if (&t == self)
+    if (&t == self) {
+      --rt.blocked_threads;
       t.state = thread_state::runnable;
-    else
+    } else {
       push_runnable(rt, t);
+    }
   }
 }
 
@@ -137,7 +143,8 @@ uint32_t shuffle_source(int op, uint32_t lane, int32_t arg, int32_t width) {
 }
 
 // Every lane of p's mask has arrived: compute each lane's result, release the others.
-void complete_collective(runtime &rt, warp_state &w, size_t index, thread_slot &self) {
+void complete_collective(runtime &rt, block_state &blk, warp_state &w, size_t index,
+                         thread_slot &self) {
   const pending_collective &p = w.pending[index];
   uint64_t result[32];
   if (p.kind == collective_kind::shuffle) {
@@ -148,7 +155,7 @@ void complete_collective(runtime &rt, warp_state &w, size_t index, thread_slot &
         if (p.op == SHFL_UP || p.op == SHFL_DOWN) {
           src = lane;  // as for a source beyond the segment: the caller's own value
         } else {
-          record_failure(rt, lane_thread(rt, w, lane), "warp collective mask", p.where,
+          record_failure(rt, lane_thread(blk, w, lane), "warp collective mask", p.where,
                          "%s with mask 0x%08x: lane %u reads lane %u, which is not in the mask "
                          "(undefined on a GPU)",
                          collective_name(p.kind, p.op), p.mask, lane, src);
@@ -170,14 +177,16 @@ void complete_collective(runtime &rt, warp_state &w, size_t index, thread_slot &
   uint32_t mask = p.mask;
   w.pending.erase(w.pending.begin() + ptrdiff_t(index));
   if (rt.counting) flush_warp(rt, w);
-  sync_warp_lanes(rt, w, mask);
+  sync_warp_lanes(blk, w, mask);
   for (uint32_t m = mask; m != 0; m &= m - 1) {
-    thread_slot &t = lane_thread(rt, w, uint32_t(__builtin_ctz(m)));
+    thread_slot &t = lane_thread(blk, w, uint32_t(__builtin_ctz(m)));
     t.result = result[t.lane];
-    if (&t == &self)
+    if (&t == &self) {
+      --rt.blocked_threads;
       t.state = thread_state::runnable;
-    else
+    } else {
       push_runnable(rt, t);
+    }
   }
 }
 
@@ -186,7 +195,8 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
   if (lane_now == nullptr) return value;  // host code: there is no warp
   runtime &rt = *current_runtime;
   thread_slot &th = thread_of(lane_now);
-  warp_state &w = rt.warps[th.warp];
+  block_state &blk = *th.blk;
+  warp_state &w = blk.warps[th.warp];
   uint32_t bit = 1u << th.lane;
   const char *what = collective_name(kind, op);
 
@@ -210,8 +220,8 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
     fail_thread(rt, th, "deadlock", s,
                 "%s with mask 0x%08x waits for lane %u, which waits at %s at %s:%u", what,
                 mask, unsigned(__builtin_ctz(mask & w.at_barrier)),
-                barrier_name(rt.barrier.kind), file_basename(rt.barrier.where.file_name()),
-                unsigned(rt.barrier.where.line()));
+                barrier_name(blk.barrier.kind), file_basename(blk.barrier.where.file_name()),
+                unsigned(blk.barrier.where.line()));
 
   size_t index = w.pending.size();
   for (size_t i = 0; i < w.pending.size(); ++i) {
@@ -239,11 +249,12 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
   p.value[th.lane] = value;
   p.arg[th.lane] = arg;
   p.width[th.lane] = width;
+  th.state = thread_state::at_collective;
+  ++rt.blocked_threads;
   if (p.arrived != mask) {
-    th.state = thread_state::at_collective;
     switch_to_next(rt, &th.fib);
   } else {
-    complete_collective(rt, w, index, th);
+    complete_collective(rt, blk, w, index, th);
     after_rendezvous(rt, th);
   }
   return th.result;
@@ -252,7 +263,8 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
 // ---- threads --------------------------------------------------------------------------------
 
 [[noreturn]] void thread_returned(runtime &rt, thread_slot &th) {
-  warp_state &w = rt.warps[th.warp];
+  block_state &blk = *th.blk;
+  warp_state &w = blk.warps[th.warp];
   uint32_t bit = 1u << th.lane;
   for (const pending_collective &p : w.pending)
     if (p.mask & bit)
@@ -261,10 +273,19 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
                   "mask 0x%08x",
                   p.arrived, collective_name(p.kind, p.op), p.mask);
   th.state = thread_state::exited;
-  ++rt.exited;
+  ++blk.exited;
+  --rt.live_threads;
   w.live &= ~bit;
-  if (rt.barrier.pending && rt.barrier.arrived + rt.exited == rt.launch.threads)
-    complete_barrier(rt, nullptr);
+  if (blk.barrier.pending && blk.barrier.arrived + blk.exited == rt.launch.threads)
+    complete_barrier(rt, blk, nullptr);
+  if (blk.exited == rt.launch.threads) {  // the block's end
+    // Kernel end is the last convergence point of its warps.
+    if (rt.counting) flush_block_warps(rt, blk);
+    order_block_end(rt, blk);
+    blk.active = false;
+    ++rt.finished;
+    rt.slot_freed = true;
+  }
   switch_to_next(rt, &th.fib);
   __builtin_unreachable();  // a returned thread is never resumed
 }
@@ -278,15 +299,15 @@ void thread_entry(fctx::transfer_t t) {
 }
 
 // Where a blocked thread waits, for the deadlock sentence.
-void describe_wait(const runtime &rt, const thread_slot &th, char *out, size_t size,
-                   site *where) {
+void describe_wait(const thread_slot &th, char *out, size_t size, site *where) {
+  const block_state &blk = *th.blk;
   if (th.state == thread_state::at_barrier) {
-    *where = rt.barrier.where;
-    snprintf(out, size, "%s at %s:%u", barrier_name(rt.barrier.kind),
+    *where = blk.barrier.where;
+    snprintf(out, size, "%s at %s:%u", barrier_name(blk.barrier.kind),
              file_basename(where->file_name()), unsigned(where->line()));
     return;
   }
-  for (const pending_collective &p : rt.warps[th.warp].pending)
+  for (const pending_collective &p : blk.warps[th.warp].pending)
     if (p.arrived >> th.lane & 1) {
       *where = p.where;
       snprintf(out, size, "%s with mask 0x%08x at %s:%u", collective_name(p.kind, p.op), p.mask,
@@ -296,77 +317,137 @@ void describe_wait(const runtime &rt, const thread_slot &th, char *out, size_t s
   snprintf(out, size, "nothing it can name");
 }
 
-void report_deadlock(runtime &rt) {
+}  // namespace
+
+// A resident block whose every live thread waits at a rendezvous: none of them can go on.
+// Reports it (naming a second place threads wait at, when there is one) and returns true.
+bool report_block_deadlock(runtime &rt, const block_state &blk) {
   const thread_slot *first = nullptr, *other = nullptr;
   char first_wait[160] = "", other_wait[160] = "", wait[160];
   site first_site, other_site;
-  for (const thread_slot &t : rt.threads) {
+  for (const thread_slot &t : blk.threads) {
     if (t.state == thread_state::exited) continue;
+    if (t.state == thread_state::runnable) return false;
     if (first == nullptr) {
       first = &t;
-      describe_wait(rt, t, first_wait, sizeof first_wait, &first_site);
-      continue;
-    }
-    describe_wait(rt, t, wait, sizeof wait, &other_site);
-    if (strcmp(wait, first_wait) != 0) {  // the first thread waiting somewhere else
-      other = &t;
-      memcpy(other_wait, wait, sizeof wait);
-      break;
+      describe_wait(t, first_wait, sizeof first_wait, &first_site);
+    } else if (other == nullptr) {
+      describe_wait(t, wait, sizeof wait, &other_site);
+      if (strcmp(wait, first_wait) != 0) {  // the first thread waiting somewhere else
+        other = &t;
+        memcpy(other_wait, wait, sizeof wait);
+      }
     }
   }
-  if (first == nullptr) return;
+  if (first == nullptr) return false;
   if (other == nullptr) {
     record_failure(rt, *first, "deadlock", first_site,
-                   "every thread that has not returned is blocked and none can go on; this "
-                   "thread waits at %s",
+                   "every thread of this block that has not returned is blocked and none can "
+                   "go on; this thread waits at %s",
                    first_wait);
-    return;
+    return true;
   }
   const dim3 &o = other->view.threadIdx;
   record_failure(rt, *first, "deadlock", first_site,
-                 "every thread that has not returned is blocked and none can go on; this "
-                 "thread waits at %s, thread (%u,%u,%u) at %s",
+                 "every thread of this block that has not returned is blocked and none can go "
+                 "on; this thread waits at %s, thread (%u,%u,%u) at %s",
                  first_wait, o.x, o.y, o.z, other_wait);
+  return true;
 }
-}  // namespace
 
-void run_block(runtime &rt, dim3 idx) {
+namespace {
+void admit_block(runtime &rt, block_state &blk, uint64_t linear) {
   launch_state &L = rt.launch;
-  ++L.block_serial;
+  blk.active = true;
+  blk.linear = linear;
+  blk.serial = ++rt.block_serial;
+  blk.idx = dim3(unsigned(linear % L.grid.x), unsigned(linear / L.grid.x % L.grid.y),
+                 unsigned(linear / (uint64_t(L.grid.x) * L.grid.y)));
+  blk.exited = 0;
+  blk.barrier.pending = false;
   for (uint32_t tid = 0; tid < L.threads; ++tid) {
-    thread_slot &th = rt.threads[tid];
+    thread_slot &th = blk.threads[tid];
     th.view.threadIdx = dim3(tid % L.block.x, tid / L.block.x % L.block.y,
                              tid / (L.block.x * L.block.y));
-    th.view.blockIdx = idx;
+    th.view.blockIdx = blk.idx;
     th.view.blockDim = L.block;
     th.view.gridDim = L.grid;
+    th.blk = &blk;
     th.tid = tid;
     th.warp = tid / 32;
     th.lane = tid % 32;
-    th.state = thread_state::runnable;
     th.result = 0;
-    rt.stacks.start(th.fib, tid, thread_entry);
+    th.state = thread_state::runnable;
+    th.poll = poll_state{};
+    rt.stacks.start(th.fib, size_t(blk.slot) * L.threads + tid, thread_entry);
   }
   for (uint32_t i = 0; i < L.warps; ++i) {
-    warp_state &w = rt.warps[i];
+    warp_state &w = blk.warps[i];
     uint32_t n = L.threads - i * 32 < 32 ? L.threads - i * 32 : 32;
     w.lanes = w.live = n == 32 ? ~0u : (1u << n) - 1;
     w.at_barrier = 0;
     w.pending.clear();
     w.last_full = 0;
   }
-  rt.barrier.pending = false;
-  rt.exited = 0;
-  begin_block_shared(rt);
+  begin_block_shared(rt, blk);
+  order_block_start(rt, blk);
+  rt.live_threads += L.threads;
+  for (thread_slot &th : blk.threads) push_runnable(rt, th);
+}
+}  // namespace
+
+void run_blocks(runtime &rt) {
+  launch_state &L = rt.launch;
+  rt.admitted = 0;
+  rt.finished = 0;
+  rt.live_threads = 0;
   rt.runq.clear();
   rt.runq_head = 0;
-  for (uint32_t tid = 0; tid < L.threads; ++tid) rt.runq.push_back(tid);
+  for (auto &b : rt.slots) b->active = false;
+  while (!L.failed) {
+    for (uint32_t s = 0; s < L.resident && rt.admitted < rt.admission.size(); ++s)
+      if (!rt.slots[s]->active) admit_block(rt, *rt.slots[s], rt.admission[rt.admitted++]);
+    rt.slot_freed = false;
+    if (rt.runq_head == rt.runq.size()) {
+      if (rt.finished == rt.admission.size()) break;
+      // Nothing can run: some resident block waits for itself.
+      bool reported = false;
+      for (uint32_t s = 0; s < L.resident && !reported; ++s)
+        if (rt.slots[s]->active) reported = report_block_deadlock(rt, *rt.slots[s]);
+      if (!reported)
+        record_failure(rt, rt.slots[0]->threads[0], "deadlock", site::current(),
+                       "no thread can run and the launch has not ended");
+      break;
+    }
+    // Back here when nothing can run, a block has ended, or a check failed.
+    switch_to_next(rt, &rt.scheduler);
+  }
+  // After a failure, what ran is counted too.
+  if (rt.counting)
+    for (uint32_t s = 0; s < L.resident; ++s)
+      if (rt.slots[s]->active) flush_block_warps(rt, *rt.slots[s]);
+  for (auto &b : rt.slots) b->active = false;
+  lane_now = nullptr;
+}
 
-  switch_to_next(rt, &rt.scheduler);  // back here when nothing can run or a check failed
+void yield_thread(runtime &rt, thread_slot &th) {
+  push_runnable(rt, th);
+  switch_to_next(rt, &th.fib);
+}
 
-  if (!L.failed && rt.exited != L.threads) report_deadlock(rt);
-  // Kernel end is the last convergence point; after a failure, what ran is counted too.
-  if (rt.counting) flush_all_warps(rt);
+// splitmix64: a small generator whose sequence depends only on the seed.
+uint64_t next_random(runtime &rt) {
+  uint64_t z = (rt.rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint32_t active_lanes(runtime &rt, const thread_slot &th) {
+  const warp_state &w = th.blk->warps[th.warp];
+  uint32_t converged = w.live & ~w.at_barrier;
+  for (const pending_collective &p : w.pending) converged &= ~p.arrived;
+  return (converged & uint32_t(next_random(rt))) | (1u << th.lane);
 }
 
 // ---- sim_device.hpp's collectives -------------------------------------------------------------
@@ -387,7 +468,8 @@ int syncthreads(int pred, bar_kind kind, const site &s) {
   if (lane_now == nullptr) return 0;  // host code: there is no block
   runtime &rt = *current_runtime;
   thread_slot &th = thread_of(lane_now);
-  warp_state &w = rt.warps[th.warp];
+  block_state &blk = *th.blk;
+  warp_state &w = blk.warps[th.warp];
   uint32_t bit = 1u << th.lane;
   for (const pending_collective &p : w.pending)
     if (p.mask & bit)
@@ -396,7 +478,7 @@ int syncthreads(int pred, bar_kind kind, const site &s) {
                   "with mask 0x%08x at %s:%u",
                   barrier_name(kind), p.arrived, collective_name(p.kind, p.op), p.mask,
                   file_basename(p.where.file_name()), unsigned(p.where.line()));
-  block_barrier &b = rt.barrier;
+  block_barrier &b = blk.barrier;
   if (!b.pending) {
     b.pending = true;
     b.where = s;
@@ -413,9 +495,10 @@ int syncthreads(int pred, bar_kind kind, const site &s) {
   ++b.arrived;
   b.count += pred != 0;
   th.state = thread_state::at_barrier;
+  ++rt.blocked_threads;
   w.at_barrier |= bit;
-  if (b.arrived + rt.exited == rt.launch.threads) {
-    complete_barrier(rt, &th);
+  if (b.arrived + blk.exited == rt.launch.threads) {
+    complete_barrier(rt, blk, &th);
     after_rendezvous(rt, th);
   } else {
     switch_to_next(rt, &th.fib);
@@ -425,9 +508,9 @@ int syncthreads(int pred, bar_kind kind, const site &s) {
 
 unsigned activemask() {
   if (lane_now == nullptr) return 0;
+  runtime &rt = *current_runtime;
   const thread_slot &th = thread_of(lane_now);
-  return current_runtime->warps[th.warp].live;
+  if (rt.random_schedule) return active_lanes(rt, th);
+  return th.blk->warps[th.warp].live;
 }
-
-void threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 }  // namespace akx::sim

@@ -39,7 +39,7 @@ void describe_shared_object(const runtime &rt, size_t offset, char *out, size_t 
   snprintf(out, size, "no shared object");
 }
 
-const thread_view &view_of(const runtime &rt, uint32_t tid) { return rt.threads[tid].view; }
+const thread_view &view_of(const block_state &b, uint32_t tid) { return b.threads[tid].view; }
 
 // "the 4-byte word at shared offset 8" or "the byte at shared offset 9".
 [[noreturn]] void fail_race(runtime &rt, thread_slot &th, const site &s, size_t offset,
@@ -56,7 +56,7 @@ const thread_view &view_of(const runtime &rt, uint32_t tid) { return rt.threads[
                 write ? "writes" : "reads", what, offset, object, file_basename(o.file_name()),
                 unsigned(o.line()));
   }
-  const dim3 &t = view_of(rt, other_tid).threadIdx;
+  const dim3 &t = view_of(*th.blk, other_tid).threadIdx;
   fail_thread(rt, th, "shared-memory race", s,
               "this thread %s the %s at shared offset %zu (in %s), which thread (%u,%u,%u) %s "
               "at %s:%u with no barrier or warp collective between them",
@@ -66,19 +66,19 @@ const thread_view &view_of(const runtime &rt, uint32_t tid) { return rt.threads[
 
 // Is an access that thread `other` made at sync position `pos` (after the last barrier)
 // ordered before th's? Only a warp collective of both lanes can order it.
-bool ordered_in_warp(const runtime &rt, const thread_slot &th, uint32_t other_warp,
-                     uint32_t other_lane, uint32_t pos) {
+bool ordered_in_warp(const thread_slot &th, uint32_t other_warp, uint32_t other_lane,
+                     uint32_t pos) {
   if (other_warp != th.warp) return false;
-  const warp_state &w = rt.warps[other_warp];
+  const warp_state &w = th.blk->warps[other_warp];
   return w.last_full > pos || w.pair[th.lane][other_lane] > pos;
 }
 
 // Checks th's access against one record (a word or a byte at arena `offset`), then records it.
 void racecheck_unit(runtime &rt, thread_slot &th, uint32_t site_id, shadow_record &sh,
                     size_t offset, unsigned unit, bool write, const site &s) {
-  const uint32_t since = rt.last_barrier;
+  const uint32_t since = th.blk->last_barrier;
   if (sh.w_pos >= since && sh.w_tid != th.tid &&
-      !ordered_in_warp(rt, th, sh.w_tid / 32, sh.w_tid % 32, sh.w_pos))
+      !ordered_in_warp(th, sh.w_tid / 32, sh.w_tid % 32, sh.w_pos))
     fail_race(rt, th, s, offset, unit, write, "wrote", sh.w_tid, sh.w_site);
   if (write) {
     if (sh.r_pos >= since) {
@@ -88,7 +88,7 @@ void racecheck_unit(runtime &rt, thread_slot &th, uint32_t site_id, shadow_recor
       uint32_t others = sh.r_lanes & ~(sh.r_warp == th.warp ? 1u << th.lane : 0u);
       for (; others != 0; others &= others - 1) {
         uint32_t lane = uint32_t(__builtin_ctz(others));
-        if (!ordered_in_warp(rt, th, sh.r_warp, lane, sh.r_pos))
+        if (!ordered_in_warp(th, sh.r_warp, lane, sh.r_pos))
           fail_race(rt, th, s, offset, unit, write, "read", sh.r_warp * 32 + lane, sh.r_site);
       }
     }
@@ -115,8 +115,9 @@ void racecheck_unit(runtime &rt, thread_slot &th, uint32_t site_id, shadow_recor
 // inherits the word's history).
 void racecheck(runtime &rt, thread_slot &th, uint32_t site_id, size_t at, unsigned bytes,
                bool write, const site &s) {
+  block_state &blk = *th.blk;
   for (size_t word = at / 4; word <= (at + bytes - 1) / 4; ++word) {
-    shadow_record &w = rt.shadow[word];
+    shadow_record &w = blk.shadow[word];
     size_t lo = word * 4 > at ? word * 4 : at;
     size_t hi = word * 4 + 4 < at + bytes ? word * 4 + 4 : at + bytes;
     if (hi - lo == 4 && !w.split) {
@@ -124,11 +125,12 @@ void racecheck(runtime &rt, thread_slot &th, uint32_t site_id, size_t at, unsign
       continue;
     }
     if (!w.split) {
-      if (rt.byte_shadow.empty()) rt.byte_shadow.assign(rt.shadow.size() * 4, shadow_record{});
-      for (size_t b = 0; b < 4; ++b) rt.byte_shadow[word * 4 + b] = w;
+      if (blk.byte_shadow.empty()) blk.byte_shadow.assign(blk.shadow.size() * 4, shadow_record{});
+      for (size_t b = 0; b < 4; ++b) blk.byte_shadow[word * 4 + b] = w;
       w.split = true;
     }
-    for (size_t b = lo; b < hi; ++b) racecheck_unit(rt, th, site_id, rt.byte_shadow[b], b, 1, write, s);
+    for (size_t b = lo; b < hi; ++b)
+      racecheck_unit(rt, th, site_id, blk.byte_shadow[b], b, 1, write, s);
   }
 }
 
@@ -158,13 +160,13 @@ void racecheck(runtime &rt, thread_slot &th, uint32_t site_id, size_t at, unsign
 
 // ---- racecheck sync events -------------------------------------------------------------------
 
-void sync_block(runtime &rt) {
-  rt.last_barrier = ++rt.sync_clock;
-  for (thread_slot &t : rt.threads) t.sync_pos = rt.last_barrier;
+void sync_block(block_state &b) {
+  b.last_barrier = ++b.sync_clock;
+  for (thread_slot &t : b.threads) t.sync_pos = b.last_barrier;
 }
 
-void sync_warp_lanes(runtime &rt, warp_state &w, uint32_t mask) {
-  uint32_t event = ++rt.sync_clock;
+void sync_warp_lanes(block_state &b, warp_state &w, uint32_t mask) {
+  uint32_t event = ++b.sync_clock;
   if ((mask & w.lanes) == w.lanes) {
     w.last_full = event;
   } else {
@@ -172,33 +174,45 @@ void sync_warp_lanes(runtime &rt, warp_state &w, uint32_t mask) {
       for (uint32_t j = mask; j != 0; j &= j - 1)
         w.pair[__builtin_ctz(i)][__builtin_ctz(j)] = event;
   }
-  size_t first = size_t(&w - rt.warps.data()) * 32;
-  for (uint32_t m = mask; m != 0; m &= m - 1) rt.threads[first + __builtin_ctz(m)].sync_pos = event;
+  size_t first = size_t(&w - b.warps.data()) * 32;
+  for (uint32_t m = mask; m != 0; m &= m - 1) b.threads[first + __builtin_ctz(m)].sync_pos = event;
 }
 
 // ---- the block's shared memory ----------------------------------------------------------------
 
-bool reserve_shared(runtime &rt) {
-  if (rt.arena != nullptr) return true;
-  size_t bytes = align16(size_t(rt.profile->shared_per_block));
-  rt.arena = static_cast<unsigned char *>(aligned_alloc(4096, (bytes + 4095) & ~size_t(4095)));
-  if (rt.arena == nullptr) return false;
-  rt.arena_bytes = bytes;
-  rt.shadow.assign(bytes / 4, shadow_record{});
+block_state::~block_state() { free(arena); }
+
+bool reserve_shared(runtime &rt, block_state &b) {
+  // The dynamic area, then at most the static limit (a larger static layout fails its
+  // declaration, as nvcc would refuse to compile it).
+  size_t bytes = align16(rt.launch.dyn_smem) + align16(size_t(akx__static_shared_limit));
+  if (b.arena != nullptr && b.arena_bytes >= bytes) return true;
+  free(b.arena);
+  b.arena = static_cast<unsigned char *>(aligned_alloc(4096, (bytes + 4095) & ~size_t(4095)));
+  if (b.arena == nullptr) {
+    b.arena_bytes = 0;
+    return false;
+  }
+  b.arena_bytes = bytes;
+  b.shadow.assign(bytes / 4, shadow_record{});
+  b.byte_shadow.clear();
+  b.sync_clock = b.last_barrier = 1;
   return true;
 }
 
-void begin_block_shared(runtime &rt) {
+void begin_block_shared(runtime &rt, block_state &b) {
   // Sync positions are 32-bit; long before they wrap, start the shadow afresh (all zero:
   // nothing to check against), between two blocks where no record matters any more.
-  if (rt.sync_clock > 0xF0000000u) {
-    std::fill(rt.shadow.begin(), rt.shadow.end(), shadow_record{});
-    std::fill(rt.byte_shadow.begin(), rt.byte_shadow.end(), shadow_record{});
-    for (warp_state &w : rt.warps) memset(w.pair, 0, sizeof w.pair);
-    rt.sync_clock = 1;
+  if (b.sync_clock > 0xF0000000u) {
+    std::fill(b.shadow.begin(), b.shadow.end(), shadow_record{});
+    std::fill(b.byte_shadow.begin(), b.byte_shadow.end(), shadow_record{});
+    for (warp_state &w : b.warps) memset(w.pair, 0, sizeof w.pair);
+    b.sync_clock = 1;
   }
-  memset(rt.arena, poison, rt.launch.dyn_smem);
-  sync_block(rt);  // the block's start orders it after everything before
+  b.poisoned_upto = rt.launch.static_end;
+  memset(b.arena, poison, b.poisoned_upto);
+  sync_block(b);  // the block's start orders it after everything before
+  b.start_pos = b.last_barrier;
 }
 
 void *shared_static(size_t bytes, const char *name, const site &s) {
@@ -211,13 +225,14 @@ void *shared_static(size_t bytes, const char *name, const site &s) {
     if (same_site(x.where, s)) a = &x;
   if (a == nullptr) {  // the first thread to reach this declaration lays it out
     size_t offset = align16(L.static_end);
-    if (offset + bytes > rt.arena_bytes || offset + bytes < offset)
+    size_t static_bytes = offset + bytes - L.static_begin;
+    if (static_bytes > size_t(akx__static_shared_limit) || offset + bytes < offset)
       fail_thread(rt, th, "shared memory size", s,
-                  "AKX_SHARED '%s' of %zu bytes does not fit: the block already uses %zu bytes "
-                  "(%zu of them dynamic), and the %s profile allows %lld bytes per block",
-                  name, bytes, offset, L.dyn_smem, rt.profile->name,
-                  (long long)rt.profile->shared_per_block);
-    L.statics.push_back(shared_alloc{s, name, offset, bytes, 0});
+                  "AKX_SHARED '%s' of %zu bytes does not fit: the block's static shared "
+                  "memory would be %zu bytes, over the %d bytes nvcc allows statically (larger "
+                  "tiles need dynamic shared memory with the opt-in)",
+                  name, bytes, static_bytes, akx__static_shared_limit);
+    L.statics.push_back(shared_alloc{s, name, offset, bytes});
     L.static_end = offset + bytes;
     a = &L.statics.back();
   } else if (a->bytes != bytes) {
@@ -225,11 +240,12 @@ void *shared_static(size_t bytes, const char *name, const site &s) {
                 "AKX_SHARED '%s' declares %zu bytes here, where another thread declared %zu", name,
                 bytes, a->bytes);
   }
-  if (a->poisoned_in != L.block_serial) {
-    memset(rt.arena + a->offset, poison, a->bytes);
-    a->poisoned_in = L.block_serial;
+  block_state &blk = *th.blk;
+  if (blk.poisoned_upto < a->offset + a->bytes) {  // laid out after this block started
+    memset(blk.arena + blk.poisoned_upto, poison, a->offset + a->bytes - blk.poisoned_upto);
+    blk.poisoned_upto = a->offset + a->bytes;
   }
-  return rt.arena + a->offset;
+  return blk.arena + a->offset;
 }
 
 void *shared_dynamic(size_t *bytes, const site &) {
@@ -238,7 +254,7 @@ void *shared_dynamic(size_t *bytes, const site &) {
     return nullptr;
   }
   *bytes = current_runtime->launch.dyn_smem;
-  return current_runtime->arena;
+  return thread_of(lane_now).blk->arena;
 }
 
 // ---- accesses ---------------------------------------------------------------------------------
@@ -248,7 +264,8 @@ void shared_access(const void *base, size_t limit, int64_t offset, unsigned byte
   if (lane_now == nullptr) return;  // host code
   runtime &rt = *current_runtime;
   thread_slot &th = thread_of(lane_now);
-  size_t at = size_t(static_cast<const unsigned char *>(base) - rt.arena);
+  block_state &blk = *th.blk;
+  size_t at = size_t(static_cast<const unsigned char *>(base) - blk.arena);
   if (offset < 0 || uint64_t(offset) + bytes > limit) {
     char object[160];
     describe_shared_object(rt, at, object, sizeof object);
@@ -257,7 +274,7 @@ void shared_access(const void *base, size_t limit, int64_t offset, unsigned byte
                 write ? "store" : "load", (long long)offset, object, limit);
   }
   at += size_t(offset);
-  if (at + bytes > rt.arena_bytes)  // a pointer that is not from AKX_SHARED*
+  if (at + bytes > blk.arena_bytes)  // a pointer that is not from AKX_SHARED*
     fail_thread(rt, th, "shared out of bounds", s,
                 "a %u-byte %s at %p, which is not in the block's shared memory", bytes,
                 write ? "store" : "load", static_cast<const void *>(
@@ -268,7 +285,7 @@ void shared_access(const void *base, size_t limit, int64_t offset, unsigned byte
 }
 
 void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s,
-                   unsigned alignment) {
+                   unsigned alignment, bool ordered) {
   if (lane_now == nullptr) return;  // host code
   runtime &rt = *current_runtime;
   thread_slot &th = thread_of(lane_now);
@@ -295,6 +312,13 @@ void global_access(const void *p, unsigned bytes, bool write, bool atomic, const
                 "a %u-byte %s at %p is not aligned to %u bytes, the alignment of its type (a "
                 "vector access must be aligned to its size)",
                 bytes, what, p, required);
-  if (rt.counting) count_access(rt, th, rt.sites.id(s, false, write || atomic, bytes, width), a);
+  uint32_t site_id = rt.sites.id(s, false, write || atomic, bytes, width);
+  if (!atomic && !ordered) {
+    if (write)
+      order_plain_store(rt, th, a, bytes, site_id, s);
+    else
+      order_plain_load(rt, th, a, bytes, s);
+  }
+  if (rt.counting) count_access(rt, th, site_id, a);
 }
 }  // namespace akx::sim

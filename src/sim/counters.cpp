@@ -64,7 +64,7 @@ void cost_window(runtime &rt, uint32_t site_id, site_window &sw) {
 }  // namespace
 
 void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr) {
-  warp_window &ww = rt.warps[th.warp].window;
+  warp_window &ww = th.blk->warps[th.warp].window;
   if (ww.slot_of_site.size() <= site_id) ww.slot_of_site.resize(rt.sites.size(), -1);
   if (ww.slot_of_site[site_id] < 0) {
     ww.slot_of_site[site_id] = int32_t(ww.slots.size());
@@ -115,8 +115,8 @@ void flush_warp(runtime &rt, warp_state &w) {
   }
 }
 
-void flush_all_warps(runtime &rt) {
-  for (uint32_t i = 0; i < rt.launch.warps; ++i) flush_warp(rt, rt.warps[i]);
+void flush_block_warps(runtime &rt, block_state &b) {
+  for (uint32_t i = 0; i < rt.launch.warps; ++i) flush_warp(rt, b.warps[i]);
 }
 
 void add_traffic(akx_sim_traffic &into, const akx_sim_traffic &t) {
@@ -140,7 +140,8 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   uint64_t shared_per_block = L.dyn_smem + (L.static_end - L.static_begin);
   uint64_t grid_blocks = uint64_t(L.grid.x) * L.grid.y * L.grid.z;
   uint64_t resident = uint64_t(akx__sim_resident_blocks_per_sm(rt.profile, L.threads,
-                                                               shared_per_block)) *
+                                                               shared_per_block,
+                                                               L.registers)) *
                       uint64_t(rt.profile->sm_count);
   k.launches += 1;
   k.blocks += blocks_run;
@@ -156,6 +157,7 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   stats.blocks = grid_blocks;
   stats.threads_per_block = L.threads;
   stats.shared_bytes_per_block = shared_per_block;
+  stats.registers_per_thread = L.registers;
   stats.global_lane_accesses = c.global_lane_accesses;
   stats.loads_per_window =
       c.load_windows ? double(c.load_window_loads) / double(c.load_windows) : 0.0;

@@ -56,6 +56,7 @@ struct launch_counts {
   uint64_t load_windows = 0;        // (lane, window) pairs with at least one global load
   uint64_t load_window_loads = 0;   // their loads
   uint64_t global_lane_accesses = 0;
+  uint32_t dependent_steps = 0;     // longest release->acquire chain between blocks
 };
 
 // What a context has counted since it was created or reset.
@@ -68,7 +69,8 @@ struct counter_store {
 void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr);
 // A convergence point of the warp: group its accesses into requests and cost them.
 void flush_warp(runtime &rt, warp_state &w);
-void flush_all_warps(runtime &rt);
+struct block_state;
+void flush_block_warps(runtime &rt, block_state &b);
 // Before the first block of a launch / after the last one (also after a failed launch:
 // what ran is counted).
 void begin_launch_counts(runtime &rt);

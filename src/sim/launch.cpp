@@ -1,9 +1,13 @@
 // run_kernel: a launch on the current sim runtime. The configuration is checked against the
-// device profile as a GPU would check it (an invalid one is AKX_ERROR_INVALID_ARGUMENT, and
-// nothing runs); then the blocks run one after another on the calling thread, until the
-// last or the first failed check.
+// kernel's declaration (kernel_info: launch bounds, shared-memory opt-in) and the device
+// profile as a GPU would check it (an invalid one is AKX_ERROR_INVALID_ARGUMENT, and nothing
+// runs); then the blocks run, several resident at once (block.cpp), until the last or the
+// first failed check.
+#include <algorithm>
+
 #include "backend.h"
 #include "error.h"
+#include "sim/model.h"
 #include "sim/runtime.hpp"
 #include "sim/sim_testing.hpp"
 
@@ -36,12 +40,36 @@ akx_status check_configuration(const runtime &rt, const launch_desc &d, const ch
                      "1, x and y at most 1024, z at most 64, and the %s profile allows %d "
                      "threads per block",
                      name, b.x, b.y, b.z, p.name, p.max_threads_per_block);
+  if (threads > uint64_t(d.max_threads))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': a block of %llu threads is more than its launch bounds "
+                     "(__launch_bounds__(%d)) allow",
+                     name, (unsigned long long)threads, d.max_threads);
+  if (d.dyn_smem > size_t(akx__static_shared_limit) && !d.smem_optin)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': %zu bytes of dynamic shared memory without the opt-in: above "
+                     "%d bytes a kernel must be declared with smem_optin (the CUDA backend then "
+                     "sets cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                     name, d.dyn_smem, akx__static_shared_limit);
   if (d.dyn_smem > uint64_t(p.shared_per_block))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "kernel '%s': %zu bytes of dynamic shared memory, more than the %lld bytes "
-                     "per block of the %s profile",
+                     "per block (opt-in maximum) of the %s profile",
                      name, d.dyn_smem, (long long)p.shared_per_block, p.name);
   return AKX_SUCCESS;
+}
+
+// Blocks resident at once: the profile's occupancy (threads, registers, shared memory with
+// the static part this kernel used last time) on every SM, capped by AKX_SIM_RESIDENT and
+// the grid.
+uint32_t resident_blocks(runtime &rt, const launch_desc &d, uint32_t threads, uint64_t grid) {
+  auto seen = rt.static_bytes_seen.find(d.name);
+  uint64_t statics = seen != rt.static_bytes_seen.end() ? seen->second : 0;
+  uint64_t per_sm = akx__sim_resident_blocks_per_sm(rt.profile, threads, d.dyn_smem + statics,
+                                                    uint32_t(d.registers));
+  uint64_t n = per_sm * uint64_t(rt.profile->sm_count);
+  n = std::min<uint64_t>({n, rt.resident_cap, grid});
+  return uint32_t(n > 0 ? n : 1);
 }
 }  // namespace
 
@@ -61,12 +89,8 @@ akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure) {
   AKX_TRY(check_configuration(*rt, d, name));
 
   launch_state &L = rt->launch;
-  uint32_t threads = d.block.x * d.block.y * d.block.z;
-  if (!rt->stacks.reserve(threads) || !reserve_shared(*rt))
-    return akx__fail(AKX_ERROR_OUT_OF_MEMORY,
-                     "kernel '%s': the sim could not map fiber stacks and shared memory for a "
-                     "block of %u threads",
-                     name, threads);
+  const uint32_t threads = d.block.x * d.block.y * d.block.z;
+  const uint64_t grid = uint64_t(d.grid.x) * d.grid.y * d.grid.z;
   L.name = name;
   L.fn = fn;
   L.closure = closure;
@@ -75,22 +99,45 @@ akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure) {
   L.dyn_smem = d.dyn_smem;
   L.threads = threads;
   L.warps = (threads + 31) / 32;
+  L.grid_blocks = grid;
+  L.resident = resident_blocks(*rt, d, threads, grid);
+  L.registers = uint32_t(d.registers);
+  L.loads_in_flight = uint32_t(d.loads_in_flight);
   L.failed = false;
   L.statics.clear();
   L.static_begin = L.static_end = (d.dyn_smem + 15) & ~size_t(15);
-  rt->threads.resize(threads);
-  if (rt->warps.size() < L.warps) rt->warps.resize(L.warps);  // warps keep their buffers
+
+  bool mapped = rt->stacks.reserve(size_t(threads) * L.resident);
+  while (mapped && rt->slots.size() < L.resident) {
+    rt->slots.push_back(std::make_unique<block_state>());
+    rt->slots.back()->slot = uint32_t(rt->slots.size() - 1);
+  }
+  for (uint32_t s = 0; mapped && s < L.resident; ++s) {
+    block_state &b = *rt->slots[s];
+    b.threads.resize(threads);
+    if (b.warps.size() < L.warps) b.warps.resize(L.warps);  // warps keep their buffers
+    mapped = reserve_shared(*rt, b);
+  }
+  if (!mapped)
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY,
+                     "kernel '%s': the sim could not map fiber stacks and shared memory for %u "
+                     "resident blocks of %u threads (AKX_SIM_RESIDENT lowers the first)",
+                     name, L.resident, threads);
+
+  // Blocks are admitted in index order, as a GPU roughly does; in a shuffled order under a
+  // random schedule.
+  rt->admission.resize(grid);
+  for (uint64_t i = 0; i < grid; ++i) rt->admission[i] = i;
+  if (rt->random_schedule)
+    for (uint64_t i = grid; i > 1; --i) std::swap(rt->admission[i - 1], rt->admission[next_random(*rt) % i]);
 
   L.running = true;
   begin_launch_counts(*rt);
-  uint64_t blocks_run = 0;
-  for (uint32_t z = 0; z < d.grid.z && !L.failed; ++z)
-    for (uint32_t y = 0; y < d.grid.y && !L.failed; ++y)
-      for (uint32_t x = 0; x < d.grid.x && !L.failed; ++x) {
-        run_block(*rt, dim3(x, y, z));
-        ++blocks_run;
-      }
-  end_launch_counts(*rt, blocks_run);
+  order_launch_begin(*rt);
+  run_blocks(*rt);
+  order_launch_end(*rt);
+  rt->static_bytes_seen[name] = L.static_end - L.static_begin;
+  end_launch_counts(*rt, rt->admitted);
   L.running = false;
   lane_now = nullptr;
   return L.failed ? AKX_ERROR_SIM_CHECK : AKX_SUCCESS;

@@ -28,12 +28,24 @@ enum { akx__model_max_loads_in_flight = 16 };
 
 uint32_t akx__sim_resident_blocks_per_sm(const akx__device_profile *p,
                                          uint32_t threads_per_block,
-                                         uint64_t shared_bytes_per_block) {
-  uint64_t by_threads = threads_per_block ? (uint64_t)p->max_threads_per_sm / threads_per_block : 1;
-  uint64_t by_shared = shared_bytes_per_block
-                           ? (uint64_t)p->shared_per_sm / shared_bytes_per_block
-                           : by_threads;
-  uint64_t blocks = by_threads < by_shared ? by_threads : by_shared;
+                                         uint64_t shared_bytes_per_block,
+                                         uint32_t registers_per_thread) {
+  uint64_t blocks = (uint64_t)p->max_blocks_per_sm;
+  if (threads_per_block) {
+    uint64_t by_threads = (uint64_t)p->max_threads_per_sm / threads_per_block;
+    if (by_threads < blocks) blocks = by_threads;
+    /* Registers are allocated per warp in units of 256 (8 per thread, rounded up). */
+    uint64_t regs = registers_per_thread ? registers_per_thread : 32;
+    uint64_t per_warp = (regs * 32 + 255) / 256 * 256;
+    uint64_t warps = (threads_per_block + 31) / 32;
+    uint64_t by_regs = (uint64_t)p->registers_per_sm / (per_warp * warps);
+    if (by_regs < blocks) blocks = by_regs;
+  }
+  if (shared_bytes_per_block) {
+    uint64_t per_block = shared_bytes_per_block + (uint64_t)p->shared_reserved_per_block;
+    uint64_t by_shared = (uint64_t)p->shared_per_sm / per_block;
+    if (by_shared < blocks) blocks = by_shared;
+  }
   return blocks > 0 ? (uint32_t)blocks : 1;
 }
 
@@ -44,7 +56,8 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
   double resident_blocks =
       akx__min((double)s->blocks,
                (double)akx__sim_resident_blocks_per_sm(p, s->threads_per_block,
-                                                       s->shared_bytes_per_block) * sms);
+                                                       s->shared_bytes_per_block,
+                                                       s->registers_per_thread) * sms);
   double resident_threads = resident_blocks * s->threads_per_block;
 
   double dram_us = 0.0;

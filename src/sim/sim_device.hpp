@@ -19,6 +19,7 @@
 #define AKX_DEVICE inline
 #define AKX_HD inline
 #define AKX_GLOBAL
+#define AKX_LAUNCH_BOUNDS(max_threads)
 // For device helpers that take their caller's source location down to the accesses and
 // collectives they make (empty under nvcc): `T f(T v AKX_SITE_PARAM)` and
 // `smem.ld(i AKX_SITE_ARG)`.
@@ -53,8 +54,9 @@ void shared_access(const void *base, size_t limit, int64_t offset, unsigned byte
                    const site &s, unsigned alignment = 0);
 // Global memory: `bytes` at `p`, which must be aligned to `alignment` (alignof the accessed
 // type; a vec<T, N> is aligned to its size; 0: that of a `bytes`-sized scalar).
+// `ordered`: an acquire/release or volatile access (exempt from the global racecheck).
 void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s,
-                   unsigned alignment = 0);
+                   unsigned alignment = 0, bool ordered = false);
 
 // Shared allocations of the running block. Each AKX_SHARED declaration (its source
 // location: one declaration in one function, so one per template instance) is one
@@ -77,14 +79,41 @@ void syncwarp(unsigned mask, const site &s);
 enum bar_kind { BAR_PLAIN, BAR_COUNT, BAR_AND, BAR_OR };
 int syncthreads(int pred, bar_kind k, const site &s);
 unsigned activemask();
-void threadfence();
+
+// ---- global-memory ordering (global_order.cpp) --------------------------------------------
+// Plain stores of a block become visible to other blocks at a fence, a release or the
+// block's end; a plain load of a word another block stored in the same launch needs a
+// release->acquire (or fence+relaxed ... relaxed+fence) chain from that store. Atomics,
+// acquire/release and volatile accesses are exempt from the race check and are yield points.
+enum sync_load_kind { LOAD_ACQUIRE, LOAD_VOLATILE };
+enum sync_store_kind { STORE_RELEASE, STORE_VOLATILE };
+// Loads `bytes` (<= 16) at p into out as another block would see it now.
+void sync_load(const void *p, unsigned bytes, unsigned alignment, void *out, sync_load_kind k,
+               const site &s);
+void sync_store(void *p, unsigned bytes, unsigned alignment, const void *in, sync_store_kind k,
+                const site &s);
+// An atomic read-modify-write: before (checks, yields) and after (old and new bytes).
+void atomic_begin(void *p, unsigned bytes, unsigned alignment, const site &s);
+void atomic_end(void *p, unsigned bytes, const void *old_bytes, const void *new_bytes,
+                const site &s);
+// After a plain load's bytes are read (a plain-load spin is a poll).
+void plain_load_done(const void *p, unsigned bytes, const void *value, const site &s);
+enum fence_scope { FENCE_BLOCK, FENCE_DEVICE };
+void fence(fence_scope scope, const site &s);
+void nanosleep_yield();
 
 // ---- launch -------------------------------------------------------------------------------
 struct launch_desc {
   const char *name;
   dim3 grid, block;
   size_t dyn_smem;
+  int max_threads, registers, loads_in_flight;
+  bool smem_optin;
 };
+inline launch_desc make_launch_desc(const kernel_info &k, dim3 grid, dim3 block, size_t smem) {
+  return launch_desc{k.name, grid, block, smem, k.max_threads, k.registers, k.loads_in_flight,
+                     k.smem_optin};
+}
 // Runs fn(closure) once per thread of every block. Returns AKX_SUCCESS, or
 // AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.
 akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure);
@@ -122,6 +151,7 @@ inline T gld(const T *p, const sim::site &s = sim::site::current()) {
   sim::global_access(p, sizeof(T), false, false, s, alignof(T));
   T v;
   memcpy(&v, p, sizeof(T));
+  sim::plain_load_done(p, sizeof(T), &v, s);
   return v;
 }
 template <class T>
@@ -134,7 +164,35 @@ inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) 
   sim::global_access(p, sizeof(vec<T, N>), false, false, s, alignof(vec<T, N>));
   vec<T, N> v;
   memcpy(&v, p, sizeof(v));
+  sim::plain_load_done(p, sizeof(v), &v, s);
   return v;
+}
+
+// Device-scope acquire load / release store and volatile accesses of 4- or 8-byte words
+// (kernels/device.cuh documents them).
+template <class T>
+inline T ld_acquire(const T *p, const sim::site &s = sim::site::current()) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "ld_acquire of 4- or 8-byte words");
+  T v;
+  sim::sync_load(p, sizeof(T), alignof(T), &v, sim::LOAD_ACQUIRE, s);
+  return v;
+}
+template <class T>
+inline T ld_volatile(const T *p, const sim::site &s = sim::site::current()) {
+  static_assert(sizeof(T) <= 16, "ld_volatile of at most 16 bytes");
+  T v;
+  sim::sync_load(p, sizeof(T), alignof(T), &v, sim::LOAD_VOLATILE, s);
+  return v;
+}
+template <class T>
+inline void st_release(T *p, const T &v, const sim::site &s = sim::site::current()) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "st_release of 4- or 8-byte words");
+  sim::sync_store(p, sizeof(T), alignof(T), &v, sim::STORE_RELEASE, s);
+}
+template <class T>
+inline void st_volatile(T *p, const T &v, const sim::site &s = sim::site::current()) {
+  static_assert(sizeof(T) <= 16, "st_volatile of at most 16 bytes");
+  sim::sync_store(p, sizeof(T), alignof(T), &v, sim::STORE_VOLATILE, s);
 }
 }  // namespace akx
 
@@ -158,9 +216,10 @@ inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) 
   }
 
 #define AKX_LAUNCH(name, k, grid, block, smem_bytes, stream, ...)                          \
-  ((void)(stream), ::akx::sim::launch(::akx::sim::launch_desc{(name), dim3(grid), dim3(block), \
-                                                              (size_t)(smem_bytes)},     \
-                                      (k) __VA_OPT__(, ) __VA_ARGS__))
+  ((void)(stream),                                                                         \
+   ::akx::sim::launch(::akx::sim::make_launch_desc(::akx::kernel_info_of(name), dim3(grid),  \
+                                                   dim3(block), (size_t)(smem_bytes)),       \
+                      (k) __VA_OPT__(, ) __VA_ARGS__))
 
 // ---- CUDA intrinsics ----------------------------------------------------------------------
 template <class T>
@@ -223,55 +282,62 @@ inline int __syncthreads_and(int p, const ::akx::sim::site &s = ::akx::sim::site
 inline int __syncthreads_or(int p, const ::akx::sim::site &s = ::akx::sim::site::current()) {
   return ::akx::sim::syncthreads(p, ::akx::sim::BAR_OR, s);
 }
-inline void __threadfence() { ::akx::sim::threadfence(); }
+inline void __threadfence(const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::fence(::akx::sim::FENCE_DEVICE, s);
+}
+inline void __threadfence_block(const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  ::akx::sim::fence(::akx::sim::FENCE_BLOCK, s);
+}
+inline void __nanosleep(unsigned) { ::akx::sim::nanosleep_yield(); }
 
-// Atomics are real (__atomic builtins) and count as global accesses. Floating-point ones
-// (and any T without a fetch-and-op builtin) go through a compare-and-swap loop.
+// Atomics are real (__atomic builtins on one OS thread: fibers never interleave inside one),
+// count as global accesses, yield, and order memory as CUDA's relaxed atomics do (a
+// fence before one releases, a fence after one acquires). Floating-point ones (and any T
+// without a fetch-and-op builtin) go through a compare-and-swap loop.
+template <class T, class F>
+inline T akx_sim_atomic_(T *p, const ::akx::sim::site &s, F &&f) {
+  ::akx::sim::atomic_begin(p, sizeof(T), alignof(T), s);
+  T old;
+  memcpy(&old, p, sizeof(T));
+  T next = f(old);
+  memcpy(p, &next, sizeof(T));
+  ::akx::sim::atomic_end(p, sizeof(T), &old, &next, s);
+  return old;
+}
 template <class T>
 inline T atomicAdd(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
-  if constexpr (std::is_integral_v<T>) {
-    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-  } else {
-    T old, desired;
-    __atomic_load(p, &old, __ATOMIC_SEQ_CST);
-    do {
-      desired = old + v;
-    } while (!__atomic_compare_exchange(p, &old, &desired, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST));
-    return old;
-  }
+  return akx_sim_atomic_(p, s, [&](T old) { return T(old + v); });
+}
+template <class T>
+inline T atomicSub(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_atomic_(p, s, [&](T old) { return T(old - v); });
+}
+// CUDA's atomicInc: old >= limit ? 0 : old + 1.
+inline unsigned atomicInc(unsigned *p, unsigned limit,
+                          const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_atomic_(p, s, [&](unsigned old) { return old >= limit ? 0u : old + 1u; });
 }
 template <class T>
 inline T atomicCAS(T *p, T cmp, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
-  __atomic_compare_exchange(p, &cmp, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-  return cmp;
+  return akx_sim_atomic_(p, s, [&](T old) { return memcmp(&old, &cmp, sizeof(T)) == 0 ? v : old; });
 }
 template <class T>
 inline T atomicExch(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
-  T old;
-  __atomic_exchange(p, &v, &old, __ATOMIC_SEQ_CST);
-  return old;
+  return akx_sim_atomic_(p, s, [&](T) { return v; });
+}
+template <class T>
+inline T atomicOr(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_atomic_(p, s, [&](T old) { return T(old | v); });
+}
+template <class T>
+inline T atomicAnd(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
+  return akx_sim_atomic_(p, s, [&](T old) { return T(old & v); });
 }
 template <class T>
 inline T atomicMax(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
-  T old;
-  __atomic_load(p, &old, __ATOMIC_SEQ_CST);
-  while (old < v &&
-         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-  }
-  return old;
+  return akx_sim_atomic_(p, s, [&](T old) { return old < v ? v : old; });
 }
 template <class T>
 inline T atomicMin(T *p, T v, const ::akx::sim::site &s = ::akx::sim::site::current()) {
-  ::akx::sim::global_access(p, sizeof(T), true, true, s, alignof(T));
-  T old;
-  __atomic_load(p, &old, __ATOMIC_SEQ_CST);
-  while (v < old &&
-         !__atomic_compare_exchange(p, &old, &v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-  }
-  return old;
+  return akx_sim_atomic_(p, s, [&](T old) { return v < old ? v : old; });
 }
