@@ -7,10 +7,27 @@
 //
 // Rules for kernel code (so both compilers see the same program):
 //  - shared memory only through AKX_SHARED / AKX_SHARED_DYNAMIC and smem<T>::ld / st;
-//  - global memory only through gld / gst / gld_vec (and atomics);
+//  - global memory only through gld / gst / gld_vec, the ordered accesses (ld_acquire,
+//    st_release, ld_volatile, st_volatile) and atomics;
 //  - warp collectives only through the *_sync intrinsics or akx::shfl_* below, with a mask
 //    naming every participating lane (Volta+ does not run a warp in lockstep);
-//  - launches only through AKX_LAUNCH, which returns an akx_status.
+//  - launches only through AKX_LAUNCH, which returns an akx_status; a kernel declares a
+//    kernel_info (launch bounds, registers, loads in flight, shared opt-in) beside itself,
+//    is compiled with AKX_LAUNCH_BOUNDS(info.max_threads) and launched with its info.
+// Between blocks (a GPU promises neither the order in which blocks start nor that a block
+// runs while another waits for it):
+//  - a kernel whose progress depends on other blocks (look-back, last-block finish) takes
+//    its tile from an atomic ticket (atomicAdd on a counter the call resets), never from
+//    blockIdx: a block may be resident and waiting while the block it waits for has not been
+//    admitted (the sim admits blocks in a shuffled order under AKX_SIM_SCHEDULE=random);
+//  - data goes from one block to another only through a release->acquire chain: the writer
+//    stores its data, then st_release(flag) (or __threadfence() then a relaxed flag write:
+//    st_volatile or an atomic); the reader ld_acquire(flag) (or a relaxed read then
+//    __threadfence()) before it reads the data. A plain store becomes visible to other
+//    blocks only at its block's next fence or release; the sim reports a plain read without
+//    the chain as a global-memory race, and a poll that can never see a change as a livelock;
+//  - status words that say "not ready" live in a workspace the call itself resets: the cached
+//    workspace holds the last call's flags (the sim fills new memory with poison).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
