@@ -278,7 +278,7 @@ static void sim_csv_header(void) {
   const char *traffic[] = {"shared_load", "shared_store", "global_load", "global_store"};
   for (int i = 0; i < 4; ++i)
     printf(",%s_requests,%s_units,%s_ideal,%s_bytes", traffic[i], traffic[i], traffic[i], traffic[i]);
-  printf(",model_us\n");
+  printf(",model_us,footprint_bytes,l2_bytes,fits_l2\n");
 }
 
 static void sim_csv_row(const akx_context_info_t *info, const bench_input *in, double wall,
@@ -292,7 +292,8 @@ static void sim_csv_row(const akx_context_info_t *info, const bench_input *in, d
   for (int i = 0; i < 4; ++i)
     printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t[i]->requests, t[i]->units,
            t[i]->ideal, t[i]->bytes);
-  printf(",%.3f\n", k->model_us);
+  printf(",%.3f,%" PRIu64 ",%" PRIu64 ",%d\n", k->model_us, k->footprint_bytes, k->l2_bytes,
+         (int)k->fits_l2);
 }
 
 /* One size on the sim: one call, timed on the wall clock, counted by the sim. */
@@ -329,8 +330,11 @@ static int bench_sim_size(akx_context *ctx, const akx_context_info_t *info, cons
     if (in->n > 0 && total.global_load.bytes == 0)
       printf("model n/a (counters off: AKX_SIM_COUNTERS=0)\n");
     else
-      printf("model %.2f us = %.0f GB/s read\n", total.model_us,
-             total.model_us > 0 ? (double)in->bytes / (total.model_us * 1e3) : 0.0);
+      printf("model %.2f us = %.0f GB/s read%s\n", total.model_us,
+             total.model_us > 0 ? (double)in->bytes / (total.model_us * 1e3) : 0.0,
+             /* The footprint (sectors moved) within the profile's L2: a GPU repeating the
+              * call may read it from L2, faster than the model, which prices DRAM. */
+             total.fits_l2 ? "; fits L2 (model prices DRAM)" : "");
     sim_table_header();
     for (int32_t k = 0; k < count; ++k) sim_table_row(kernels[k].kernel, &kernels[k]);
     sim_table_row("total", &total);
@@ -339,7 +343,14 @@ static int bench_sim_size(akx_context *ctx, const akx_context_info_t *info, cons
   return pass ? 0 : EXIT_CHECK_FAILED;
 }
 
-static void sim_preamble(const akx_context_info_t *info, const bench_options *o) {
+/* The profile's L2 in MiB, as the sim's counters report it (0 when they cannot say). */
+static double sim_l2_mib(akx_context *ctx) {
+  akx_sim_kernel_counters total;
+  if (akx_sim_counters_get(ctx, &total, NULL, 0, NULL) != AKX_SUCCESS) return 0.0;
+  return (double)total.l2_bytes / (1024.0 * 1024.0);
+}
+
+static void sim_preamble(akx_context *ctx, const akx_context_info_t *info, const bench_options *o) {
   FILE *f = o->csv ? stderr : stdout;
   fprintf(f,
           "akx-bench reduce on the sim, profile %s (%d SMs, sm_%d%d, %.0f GB/s peak).\n"
@@ -349,10 +360,14 @@ static void sim_preamble(const akx_context_info_t *info, const bench_options *o)
           "smem wf/req = shared-memory wavefronts per request (ideal in parentheses),\n"
           "gld/gst sect/req = 32-byte global sectors per load/store request (ideal),\n"
           "waves = blocks / blocks resident at once. 'model' is the sim's estimate of the GPU\n"
-          "time from those counters and the profile (src/sim/model.c), not a measurement.\n"
+          "time from those counters and the profile (src/sim/model.c), not a measurement: DRAM\n"
+          "time from the 32-byte sectors moved, bytes in flight from each kernel's declared\n"
+          "loads in flight and occupancy, plus launch and dependent-step latency.\n"
+          "'fits L2' marks a call whose footprint (sectors moved) is within the profile's L2\n"
+          "(%.0f MiB): a GPU repeating it may read it from L2; the model still prices DRAM.\n"
           "Input: integers in -8..8 from a hash of the index; the sum must be exact.\n\n",
           info->sim_profile, info->sm_count, info->cc_major, info->cc_minor,
-          info->bandwidth_gbs);
+          info->bandwidth_gbs, sim_l2_mib(ctx));
   const char *counting = getenv("AKX_SIM_COUNTERS");
   if (counting && strcmp(counting, "0") == 0)
     fprintf(f, "AKX_SIM_COUNTERS=0: counting is off, the counters below are zero.\n\n");
@@ -445,7 +460,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
 
-  if (on_sim) sim_preamble(&info, &o);
+  if (on_sim) sim_preamble(ctx, &info, &o);
 #ifdef AKX_HAVE_CUDA
   else cuda_preamble(&info, &o);
 #endif

@@ -12,7 +12,55 @@
 
 #include "bench_cuda.h"
 
+// The library's kernel templates, for their registers (print_kernel_registers): found when
+// akx-bench has the source root and src/ on its include path.
+#if __has_include("kernels/reduce_whole.cuh")
+#include "kernels/reduce_whole.cuh"
+#define AKX_BENCH_KERNEL_HEADERS 1
+#endif
+
 namespace {
+
+// Registers per thread of the reduce_whole kernels a sum of T launches (pass 1 contiguous,
+// pass 2 over the partials), as ptxas gave them (cudaFuncGetAttributes' numRegs), beside
+// what their kernel_info declares to the sim's occupancy and time model: a GPU run prints
+// both so that the declarations can be corrected. The kernels are this file's instances of
+// the library's templates, compiled for the same architecture. Once per T, on stderr (the
+// CSV on stdout stays clean).
+template <class T>
+void print_kernel_registers(const char *type) {
+  static bool printed = false;
+  if (printed) return;
+  printed = true;
+#ifdef AKX_BENCH_KERNEL_HEADERS
+  struct entry {
+    akx::kernel_info info;
+    const void *kernel;
+  };
+  const entry kernels[] = {
+      {akx::reduce_whole_contiguous_info,
+       reinterpret_cast<const void *>(&akx::reduce_whole_contiguous<T, T, akx::op_add, akx::map_identity>)},
+      {akx::reduce_whole_partials_info,
+       reinterpret_cast<const void *>(&akx::reduce_whole_partials<T, akx::op_add>)},
+  };
+  for (const entry &k : kernels) {
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, k.kernel);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      fprintf(stderr, "akx-bench: registers of %s<%s>: cudaFuncGetAttributes: %s\n", k.info.name,
+              type, cudaGetErrorString(e));
+      continue;
+    }
+    fprintf(stderr, "akx-bench: registers of %s<%s>: %d per thread (ptxas, sm_%d%d), %d declared\n",
+            k.info.name, type, a.numRegs, a.binaryVersion / 10, a.binaryVersion % 10,
+            k.info.registers);
+  }
+#else
+  fprintf(stderr, "akx-bench: registers of the %s kernels not printed: akx-bench was built without "
+          "the kernel headers on its include path\n", type);
+#endif
+}
 
 // Everything one timing session holds, released in the destructor whatever path returns.
 struct session {
@@ -149,8 +197,10 @@ extern "C" int akx_bench_cuda_reduce(akx_context *ctx, akx_bench_enqueue_fn akx_
   }
   switch (dtype) {
     case AKX_FLOAT32:
+      print_kernel_registers<float>("float");
       return time_sum<float>(ctx, akx_sum, arg, d_in, n, warmup, runs, times, err, err_size);
     case AKX_FLOAT64:
+      print_kernel_registers<double>("double");
       return time_sum<double>(ctx, akx_sum, arg, d_in, n, warmup, runs, times, err, err_size);
     default:
       snprintf(err, err_size, "dtype %s has no CUB baseline here (float32, float64)", akx_dtype_name(dtype));

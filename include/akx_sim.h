@@ -41,6 +41,16 @@ typedef struct {
   akx_sim_traffic shared_load, shared_store;
   akx_sim_traffic global_load, global_store; /* atomics count as stores */
   double model_us;             /* the model's GPU time estimate (src/sim/model.c), summed */
+  /* The footprint beside L2. footprint_bytes: bytes of the 32-byte global sectors (loads and
+   * stores) the kernel's largest launch moved, a stand-in for the distinct bytes it touched
+   * (larger when a launch moves a sector twice); in the totals, the sum over kernels.
+   * l2_bytes: the profile's L2. fits_l2: 1 when 0 < footprint_bytes <= l2_bytes, where a GPU
+   * repeating the call may serve it from L2; the model still prices every sector from DRAM. */
+  uint64_t footprint_bytes;
+  uint64_t l2_bytes;
+  uint64_t dependent_steps;    /* longest release->acquire chain between blocks of a launch,
+                                  summed over launches (the model's latency term) */
+  int32_t fits_l2;
 } akx_sim_kernel_counters;
 
 /* Zero every counter of the context. */

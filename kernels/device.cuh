@@ -6,7 +6,9 @@
 // can check races and bounds and count bank wavefronts and sectors per warp request.
 //
 // Rules for kernel code (so both compilers see the same program):
-//  - shared memory only through AKX_SHARED / AKX_SHARED_DYNAMIC and smem<T>::ld / st;
+//  - shared memory only through AKX_SHARED / AKX_SHARED_DYNAMIC and smem<T>::ld / st (one
+//    element) or ld_vec / st_vec (8 or 16 bytes of consecutive elements in one instruction,
+//    aligned to their size: say where the GPU should move several words at once);
 //  - global memory only through gld / gst / gld_vec, the ordered accesses (ld_acquire,
 //    st_release, ld_volatile, st_volatile) and atomics;
 //  - warp collectives only through the *_sync intrinsics or akx::shfl_* below, with a mask
@@ -81,6 +83,18 @@ struct smem {
   T *p;
   AKX_DEVICE T ld(int64_t i) const { return p[i]; }
   AKX_DEVICE void st(int64_t i, const T &v) const { p[i] = v; }
+  // Elements [i, i + N) as one LDS.64 / LDS.128 (the sim checks that i * sizeof(T) is a
+  // multiple of the vector's size: the GPU faults otherwise).
+  template <int N>
+  AKX_DEVICE vec<T, N> ld_vec(int64_t i) const {
+    static_assert(N * sizeof(T) == 8 || N * sizeof(T) == 16, "ld_vec of 8 or 16 bytes");
+    return *reinterpret_cast<const vec<T, N> *>(p + i);
+  }
+  template <int N>
+  AKX_DEVICE void st_vec(int64_t i, const vec<T, N> &v) const {
+    static_assert(N * sizeof(T) == 8 || N * sizeof(T) == 16, "st_vec of 8 or 16 bytes");
+    *reinterpret_cast<vec<T, N> *>(p + i) = v;
+  }
 };
 
 template <class T>
@@ -92,6 +106,77 @@ template <class T, int N>
 AKX_DEVICE vec<T, N> gld_vec(const T *p) {
   return *reinterpret_cast<const vec<T, N> *>(p);
 }
+
+// Device-scope acquire load / release store of 4- or 8-byte words: PTX's ld.acquire.gpu /
+// st.release.gpu (sm_70+), what cuda::atomic_ref<T, cuda::thread_scope_device> compiles to,
+// without libcu++ in every kernel's includes. The "memory" clobber keeps the compiler from
+// moving other accesses across them.
+template <class T>
+AKX_DEVICE T ld_acquire(const T *p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "ld_acquire of 4- or 8-byte words");
+  T v;
+  if constexpr (sizeof(T) == 4) {
+    uint32_t w;
+    asm volatile("ld.acquire.gpu.b32 %0, [%1];" : "=r"(w) : "l"(p) : "memory");
+    memcpy(&v, &w, sizeof v);
+  } else {
+    uint64_t w;
+    asm volatile("ld.acquire.gpu.b64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    memcpy(&v, &w, sizeof v);
+  }
+  return v;
+}
+template <class T>
+AKX_DEVICE void st_release(T *p, const T &v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "st_release of 4- or 8-byte words");
+  if constexpr (sizeof(T) == 4) {
+    uint32_t w;
+    memcpy(&w, &v, sizeof w);
+    asm volatile("st.release.gpu.b32 [%0], %1;" ::"l"(p), "r"(w) : "memory");
+  } else {
+    uint64_t w;
+    memcpy(&w, &v, sizeof w);
+    asm volatile("st.release.gpu.b64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+  }
+}
+
+// Volatile (relaxed, never cached in a register) accesses of at most 16 bytes, word by word
+// in the widest words that both the size and the alignment of T allow (a 4- or 8-byte scalar:
+// one access), as the sim's ld_volatile / st_volatile take them.
+template <class T>
+struct volatile_word {
+  static constexpr size_t g = (sizeof(T) | alignof(T)) & (~(sizeof(T) | alignof(T)) + 1);
+  using type = typename std::conditional<
+      g >= 8, uint64_t,
+      typename std::conditional<g == 4, uint32_t,
+                                typename std::conditional<g == 2, uint16_t, uint8_t>::type>::type>::type;
+};
+template <class T>
+AKX_DEVICE T ld_volatile(const T *p) {
+  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value,
+                "ld_volatile of at most 16 bytes");
+  using W = typename volatile_word<T>::type;
+  constexpr int n = int(sizeof(T) / sizeof(W));
+  const volatile W *q = reinterpret_cast<const volatile W *>(p);
+  W w[n];
+#pragma unroll
+  for (int i = 0; i < n; ++i) w[i] = q[i];
+  T v;
+  memcpy(&v, w, sizeof v);
+  return v;
+}
+template <class T>
+AKX_DEVICE void st_volatile(T *p, const T &v) {
+  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value,
+                "st_volatile of at most 16 bytes");
+  using W = typename volatile_word<T>::type;
+  constexpr int n = int(sizeof(T) / sizeof(W));
+  volatile W *q = reinterpret_cast<volatile W *>(p);
+  W w[n];
+  memcpy(w, &v, sizeof v);
+#pragma unroll
+  for (int i = 0; i < n; ++i) q[i] = w[i];
+}
 }  // namespace akx
 
 // Storage is raw bytes: __shared__ variables cannot have constructors.
@@ -99,14 +184,52 @@ AKX_DEVICE vec<T, N> gld_vec(const T *p) {
   __shared__ alignas(16) unsigned char name##_bytes_[sizeof(T) * (N)];    \
   const ::akx::smem<T> name { reinterpret_cast<T *>(name##_bytes_) }
 #define AKX_SHARED_DYNAMIC(T, name)                                         \
-  extern __shared__ alignas(16) unsigned char akx_dynamic_smem_[];         \
+  extern __shared__ __align__(16) unsigned char akx_dynamic_smem_[];       \
   const ::akx::smem<T> name { reinterpret_cast<T *>(akx_dynamic_smem_) }
 
+// src/cuda/backend_cuda.cu. After a launch: the launch error, if any, as akx_last_error().
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name);
-// name: a string for error messages; k: a kernel (function pointer or template-id in parens).
-#define AKX_LAUNCH(name, k, grid, block, smem_bytes, stream, ...)                        \
-  ((k)<<<(grid), (block), (smem_bytes), (cudaStream_t)(stream)>>>(__VA_ARGS__),          \
-   akx__cuda_check_launch(name))
+// Before a launch, what the sim's run_kernel checks of the kernel's declaration: a block above
+// its launch bounds, dynamic shared memory above 48 KiB without the opt-in are refused
+// (AKX_ERROR_INVALID_ARGUMENT naming the kernel; the driver's own refusal names neither the
+// kernel nor the reason); with the opt-in, cudaFuncAttributeMaxDynamicSharedMemorySize is
+// raised to smem_bytes.
+extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name,
+                                               int max_threads, int smem_optin,
+                                               unsigned threads, size_t smem_bytes);
+
+namespace akx {
+// AKX_LAUNCH's two halves: the configuration (checked, then launched by operator()) and the
+// kernel's arguments, so that an empty argument list needs no __VA_OPT__.
+template <class... P>
+struct cuda_launch {
+  void (*kernel)(P...);
+  kernel_info info;
+  dim3 grid, block;
+  size_t smem_bytes;
+  cudaStream_t stream;
+  template <class... A>
+  akx_status operator()(A &&...args) const {
+    const akx_status s = akx__cuda_prepare_launch(
+        reinterpret_cast<const void *>(kernel), info.name, info.max_threads, info.smem_optin,
+        block.x * block.y * block.z, smem_bytes);
+    if (s != AKX_SUCCESS) return s;
+    kernel<<<grid, block, smem_bytes, stream>>>(static_cast<A &&>(args)...);
+    return akx__cuda_check_launch(info.name);
+  }
+};
+template <class... P>
+cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...), dim3 grid,
+                                   dim3 block, size_t smem_bytes, cudaStream_t stream) {
+  return cuda_launch<P...>{kernel, info, grid, block, smem_bytes, stream};
+}
+}  // namespace akx
+
+// info: the kernel's kernel_info, or a string naming a kernel with the defaults; k: a kernel
+// (function pointer or template-id in parens).
+#define AKX_LAUNCH(info, k, grid, block, smem_bytes, stream, ...)                             \
+  ::akx::make_cuda_launch(::akx::kernel_info_of(info), (k), dim3(grid), dim3(block),          \
+                          (size_t)(smem_bytes), (cudaStream_t)(stream))(__VA_ARGS__)
 
 #else
 // ------------------------------------------------------------------------------- sim ---

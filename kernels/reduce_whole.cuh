@@ -35,9 +35,21 @@ AKX_DEVICE void store_block_result(Acc acc, Acc *partials, const akx__finish &fi
   else gst(partials + blockIdx.x, acc);
 }
 
+// The kernels' declarations (kernels/device.cuh, kernel_info). Up to 1024 threads: the block
+// reduction's scratch holds one partial per warp, 32 warps. Loads in flight: the independent
+// global loads a thread issues before it uses the first. Registers per thread: an estimate
+// until bench/gpu_check.sh measures them on a device, taken from `ptxas -v` (CUDA 13.0,
+// sm_90, with these launch bounds) for the float32 sum: contiguous 32, strided 32, partials
+// 17 (allocated as 24: 8 per thread, rounded up per warp). Other instantiations of the
+// float32, float64 and complex128 sources range 29..49, 31..42 and 16..26.
+constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", 1024, 32, 4, false};
+constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", 1024, 32, 1, false};
+constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", 1024, 24, 1, false};
+
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
 template <class Src, class Acc, class Op, class Map>
-AKX_GLOBAL void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
+void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
   constexpr int V = 16 / (int)sizeof(Src);
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
@@ -83,7 +95,8 @@ AKX_GLOBAL void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, a
 
 // ---- pass 1, any strides: the general path ----------------------------------------------------
 template <class Src, class Acc, class Op, class Map>
-AKX_GLOBAL void reduce_whole_strided(akx__source s, Acc *partials, akx__finish fin) {
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
+void reduce_whole_strided(akx__source s, Acc *partials, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const Src *src = static_cast<const Src *>(s.data);
@@ -104,7 +117,8 @@ AKX_GLOBAL void reduce_whole_strided(akx__source s, Acc *partials, akx__finish f
 
 // ---- pass 2 (and the empty input): one block over the partials --------------------------------
 template <class Acc, class Op>
-AKX_GLOBAL void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
+void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
@@ -120,8 +134,8 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   Acc *partials = static_cast<Acc *>(p.partials);
   const int64_t n = p.src.n;
   if (n == 0)
-    return AKX_LAUNCH("reduce_whole_partials", (reduce_whole_partials<Acc, Op>), dim3(1), block, 0,
-                      stream, (const Acc *)partials, 0, p.finish);
+    return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
+                      0, stream, (const Acc *)partials, 0, p.finish);
   // Pass 1 finishes by itself when it is one block; else it leaves `blocks` partials.
   akx__finish first = p.finish;
   if (p.blocks > 1) {
@@ -138,15 +152,18 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
     a.nvec = (n - a.head) / V;
     a.tail = n - a.head - a.nvec * V;
     a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
-    s = AKX_LAUNCH("reduce_whole_contiguous", (reduce_whole_contiguous<Src, Acc, Op, Map>),
-                   dim3((unsigned)p.blocks), block, 0, stream, a, partials, first);
+    // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
+    kernel_info info = reduce_whole_contiguous_info;
+    if (a.L < 4) info.loads_in_flight = 1;
+    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op, Map>), dim3((unsigned)p.blocks),
+                   block, 0, stream, a, partials, first);
   } else {
-    s = AKX_LAUNCH("reduce_whole_strided", (reduce_whole_strided<Src, Acc, Op, Map>),
+    s = AKX_LAUNCH(reduce_whole_strided_info, (reduce_whole_strided<Src, Acc, Op, Map>),
                    dim3((unsigned)p.blocks), block, 0, stream, p.src, partials, first);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
-  return AKX_LAUNCH("reduce_whole_partials", (reduce_whole_partials<Acc, Op>), dim3(1), block, 0,
-                    stream, (const Acc *)partials, p.blocks, p.finish);
+  return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
+                    0, stream, (const Acc *)partials, p.blocks, p.finish);
 }
 
 }  // namespace akx

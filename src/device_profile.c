@@ -11,7 +11,15 @@
  *  - bytes_in_flight_per_sm: bytes of loads a SM must have in flight to saturate DRAM
  *    (Little's law). H200: 48 KiB, CUB's sm_90 tuning; RTX 5080: 32 KiB, the brief's
  *    estimate for a GDDR7 part with fewer SMs;
- *  - dram_latency_ns, launch_us: typical values (the brief), used only by the sim's model;
+ *  - l2_bytes: H200 50 MiB: NVIDIA's "NVIDIA Hopper Architecture In-Depth" (developer
+ *    blog, 2022) and the H100 Tensor Core GPU Architecture whitepaper give H100 SXM5 a
+ *    50 MB L2 (the full GH100 die has 60 MB); H200 is the same GH100 with HBM3e, its L2
+ *    unchanged. RTX 5080: 64 MiB, the full GB203 (NVIDIA RTX Blackwell GPU Architecture
+ *    whitepaper; TechPowerUp's RTX 5080 Founders Edition review: "64 MB", as the RTX 4080).
+ *    Not yet compared with a device's cudaDeviceProp::l2CacheSize. The sim's model reports
+ *    whether a launch's footprint fits L2 but still prices DRAM;
+ *  - dram_latency_ns, launch_us: typical values (the brief), used only by the sim's model
+ *    (dram_latency_ns: the cost of each dependent release->acquire step between blocks);
  *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, the brief's 2.6).
  */
 #include "device_profile.h"
@@ -36,6 +44,7 @@ static const akx__device_profile akx__profiles[] = {
         .shared_per_sm = 233472,    /* 228 KiB */
         .bandwidth_gbs = 4800.0,
         .copy_gbs = 4300.0,
+        .l2_bytes = 52428800, /* 50 MiB */
         .bytes_in_flight_per_sm = 49152, /* 48 KiB */
         .dram_latency_ns = 600.0,
         .launch_us = 2.0,
@@ -56,6 +65,7 @@ static const akx__device_profile akx__profiles[] = {
         .shared_per_sm = 102400,    /* 100 KiB */
         .bandwidth_gbs = 960.0,
         .copy_gbs = 850.0,
+        .l2_bytes = 67108864, /* 64 MiB */
         .bytes_in_flight_per_sm = 32768, /* 32 KiB */
         .dram_latency_ns = 500.0,
         .launch_us = 2.0,

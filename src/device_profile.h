@@ -11,6 +11,8 @@ extern "C" {
 /* Static shared memory per block that nvcc allows (48 KiB); dynamic shared memory above it
  * needs the per-kernel opt-in. */
 enum { akx__static_shared_limit = 49152 };
+/* The byte the sim fills new device memory, workspaces and shared memory with. */
+enum { akx__sim_poison_byte = 0xCD };
 
 typedef struct {
   const char *name;            /* "h200", "rtx5080" */
@@ -26,8 +28,9 @@ typedef struct {
   int64_t shared_per_sm;
   double bandwidth_gbs;        /* peak DRAM bandwidth */
   double copy_gbs;             /* measured device-to-device copy bandwidth */
+  int64_t l2_bytes;            /* L2 cache, bytes (the sim's model prices DRAM regardless) */
   int64_t bytes_in_flight_per_sm; /* needed to saturate DRAM (Little's law) */
-  double dram_latency_ns;
+  double dram_latency_ns;      /* one dependent DRAM round trip, lightly loaded */
   double launch_us;            /* fixed cost of a launch */
   double clock_ghz;
 } akx__device_profile;

@@ -1,6 +1,7 @@
 /* The per-call device workspace: a caller-owned buffer (never resized or freed here, as
  * zstd's) or the context's cached buffer, grown on demand. */
 #include <inttypes.h>
+#include <string.h>
 #include "internal.h"
 
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
@@ -12,10 +13,7 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
                        "the workspace given to akx_context_set_workspace has %zu bytes; this call "
                        "needs %zu (ask the *_workspace_size query)",
                        ctx->ws.bytes, bytes);
-    *ptr = ctx->ws.ptr;
-    return AKX_SUCCESS;
-  }
-  if (ctx->ws.bytes < bytes) {
+  } else if (ctx->ws.bytes < bytes) {
     /* The old buffer may still be in use by work queued on the stream. */
     AKX_TRY(ctx->be->synchronize(ctx));
     akx__workspace_release(ctx);
@@ -25,6 +23,10 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
     ctx->ws.allocations++;
   }
   *ptr = ctx->ws.ptr;
+  /* On a GPU the workspace holds whatever the last call (or nobody) left there. The sim
+   * fills it with poison at every call, so a kernel that trusts it to start as zeros, or as
+   * the last call's flags, reads visibly wrong values instead of passing by luck. */
+  if (ctx->be->kind == AKX_BACKEND_SIM) memset(*ptr, akx__sim_poison_byte, bytes);
   return AKX_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "device_profile.h"
+#include "internal.h"
 #include "sim_probe.hpp"
 
 Test(sim_backend, default_profile_is_h200) {
@@ -86,6 +87,13 @@ Test(sim_backend, memory) {
   int on_stack = 0;
   cr_expect_eq(be->is_device_range(sim.ctx, &on_stack, sizeof on_stack), 0);
 
+  // New device memory is poison, as read back through akx_memcpy: not the zeros a fresh
+  // host page would show, which would hide a kernel reading what nobody wrote.
+  unsigned char back[1000];
+  memset(back, 0, sizeof back);
+  expect_success(akx_memcpy(sim.ctx, back, a, 1000, AKX_COPY_DEVICE_TO_HOST));
+  for (int i = 0; i < 1000; ++i) cr_assert_eq(back[i], 0xCDu, "byte %d is 0x%02x", i, back[i]);
+
   char host[1000];
   for (int i = 0; i < 1000; ++i) host[i] = char(i);
   expect_success(akx_memcpy(sim.ctx, a, host, 1000, AKX_COPY_HOST_TO_DEVICE));
@@ -112,4 +120,25 @@ Test(sim_backend, streams_and_synchronize) {
   cr_expect_eq(be->set_stream(sim.ctx, &not_a_stream), AKX_ERROR_INVALID_ARGUMENT);
   cr_expect(strstr(akx_last_error(), "no streams") != NULL, "%s", akx_last_error());
   expect_success(be->synchronize(sim.ctx));
+}
+
+// Every call's workspace starts as poison on the sim, the cached one and a caller's alike: a
+// kernel must reset its own status words, never trust zeros or the last call's flags.
+Test(sim_backend, workspace_is_poisoned_at_every_call) {
+  sim_context sim;
+  for (int caller_owned = 0; caller_owned < 2; ++caller_owned) {
+    if (caller_owned) {
+      void *mine = NULL;
+      expect_success(akx_malloc(sim.ctx, &mine, 4096));
+      expect_success(akx_context_set_workspace(sim.ctx, mine, 4096));
+    }
+    for (int call = 0; call < 2; ++call) {
+      void *ws = NULL;
+      expect_success(akx__workspace(sim.ctx, 256, &ws));
+      for (int i = 0; i < 256; ++i)
+        cr_assert_eq(((unsigned char *)ws)[i], 0xCDu, "caller-owned %d, call %d, byte %d",
+                     caller_owned, call, i);
+      memset(ws, 0, 256);  // what a kernel of this call leaves behind
+    }
+  }
 }

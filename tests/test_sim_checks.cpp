@@ -14,14 +14,21 @@ TestSuite(sim_checks, .init = in_order);
 // ---- shared-memory races --------------------------------------------------------------------
 
 // Each thread writes its word, then reads its neighbour's ((t + 1) % n), ordered by `sync`:
-// 0 nothing, 1 __syncthreads, 2 __syncwarp (orders lanes of a warp only).
-static const int neighbour_store_line = __LINE__ + 4;
-static const int neighbour_load_line = __LINE__ + 7;
+// 0 nothing, 1 __syncthreads, 2 __syncwarp (orders lanes of a warp only); 3 a shuffle and 4 a
+// ballot of the whole warp, which order nothing (CUDA promises no memory ordering for them).
+// The words are written once before a barrier first, so that a read that comes before its
+// neighbour's write is a race, not a read of uninitialised memory (initcheck).
+static const int neighbour_store_line = __LINE__ + 6;
+static const int neighbour_load_line = __LINE__ + 11;
 AKX_GLOBAL void neighbour_probe(int sync, float *out) {
   AKX_SHARED(float, words, 1024);
+  words.st(threadIdx.x, -1.0f);
+  __syncthreads();
   words.st(threadIdx.x, float(threadIdx.x));
   if (sync == 1) __syncthreads();
   if (sync == 2) __syncwarp();
+  if (sync == 3) (void)__shfl_sync(FULL_MASK, 0, 0);
+  if (sync == 4) (void)__ballot_sync(FULL_MASK, 1);
   unsigned next = (threadIdx.x + 1) % blockDim.x;
   akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, words.ld(next));
 }
@@ -40,9 +47,10 @@ Test(sim_checks, race_without_barrier) {
   char store_at[64], load_at[64];
   snprintf(store_at, sizeof store_at, "test_sim_checks.cpp:%d", neighbour_store_line);
   snprintf(load_at, sizeof load_at, "test_sim_checks.cpp:%d", neighbour_load_line);
-  // Thread 0 runs first and reads word 1 before thread 1 writes it: the write finds the read.
+  // Thread 63 completes the first barrier, runs first and reads word 0 before thread 0
+  // writes it again: the write finds the read.
   expect_sim_check(run_neighbour(sim, 0, 64), "race", "neighbour_probe", "block (0,0,0)",
-                   "thread (1,0,0)", store_at, load_at, "thread (0,0,0)");
+                   "thread (0,0,0)", store_at, load_at, "thread (63,0,0)");
 }
 
 Test(sim_checks, syncthreads_orders_the_block) {
@@ -61,11 +69,24 @@ Test(sim_checks, syncwarp_does_not_order_two_warps) {
   expect_sim_check(run_neighbour(sim, 2, 64), "race", "thread (31,0,0)", "thread (32,0,0)");
 }
 
+// Lane 31 completes the first barrier and reaches the shuffle (or ballot) first; lane 30
+// completes it and goes on: it reads word 31, which lane 31 wrote before the collective.
+// Only __syncwarp (syncwarp_orders_one_warp, the fixed twin) orders the two.
+Test(sim_checks, shuffles_and_votes_do_not_order_shared_memory) {
+  sim_context sim;
+  expect_sim_check(run_neighbour(sim, 3, 32), "shared-memory race", "thread (30,0,0)",
+                   "which thread (31,0,0) wrote", "no barrier or __syncwarp");
+  expect_sim_check(run_neighbour(sim, 4, 32), "shared-memory race", "thread (30,0,0)",
+                   "which thread (31,0,0) wrote");
+}
+
 // 1- and 2-byte elements: threads write neighbouring parts of shared words (no race), then
-// read their neighbour's element, after a barrier or not.
+// read their neighbour's element, after a barrier or not (initialised before a first barrier).
 template <class T>
 AKX_GLOBAL void small_element_probe(int sync, T *out) {
   AKX_SHARED(T, elements, 256);
+  elements.st(threadIdx.x, T(0));
+  __syncthreads();
   elements.st(threadIdx.x, T(threadIdx.x));
   if (sync) __syncthreads();
   akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, elements.ld((threadIdx.x + 1) % blockDim.x));
@@ -81,19 +102,22 @@ Test(sim_checks, neighbouring_bytes_of_a_word_do_not_race) {
     cr_expect_eq(b[t], (t % 256 + 1) % 256);
     cr_expect_eq(h[t], (t % 256 + 1) % 256);
   }
+  // Thread 63 completes the barrier and reads element 0 before thread 0 writes it again.
   expect_sim_check(
       AKX_LAUNCH("bytes", small_element_probe<unsigned char>, 1, 64, 0, NULL, 0, b), "race",
-      "thread (1,0,0)", "this thread writes the byte at shared offset 1", "thread (0,0,0) read");
+      "thread (0,0,0)", "this thread writes the byte at shared offset 0", "thread (63,0,0) read");
   expect_sim_check(
       AKX_LAUNCH("halves", small_element_probe<unsigned short>, 1, 64, 0, NULL, 0, h), "race",
-      "thread (1,0,0)", "the byte at shared offset 2");
+      "thread (0,0,0)", "the byte at shared offset 0", "thread (63,0,0) read");
 }
 
 // Lanes 0..15 exchange words under __syncwarp(0xffff); with `cross`, lane 15 reads lane 16's
-// word, which no collective of both orders.
+// word, which no __syncwarp of both orders (the words are initialised before a barrier).
 AKX_GLOBAL void half_warp_probe(int cross, float *out) {
   AKX_SHARED(float, words, 32);
   unsigned lane = threadIdx.x;
+  words.st(lane, 0.0f);
+  __syncthreads();
   words.st(lane, 1.0f);
   if (lane < 16) {
     __syncwarp(0xffffu);
@@ -141,9 +165,11 @@ Test(sim_checks, reads_then_write_across_barriers) {
 
 // ---- shared bounds and size ---------------------------------------------------------------------
 
-static const int oob_line = __LINE__ + 3;
+static const int oob_line = __LINE__ + 5;
 AKX_GLOBAL void shared_oob_probe(float *out) {
   AKX_SHARED(float, words, 32);
+  words.st(threadIdx.x, 0.0f);
+  __syncthreads();
   akx::gst(out + threadIdx.x, words.ld(threadIdx.x + 1));
 }
 
@@ -173,17 +199,161 @@ Test(sim_checks, dynamic_shared_bounds) {
       "shared out of bounds", "thread (63,0,0)", "dynamic shared memory");
 }
 
-// Shared memory starts as poison (0xCD bytes), not zeros.
-AKX_GLOBAL void poison_probe(unsigned *out) {
+// Shared memory starts with what the SM's last block left (the sim's poison, 0xCD bytes):
+// reading it before any thread of the block wrote it is a failure (initcheck), static and
+// dynamic alike. `write`: each thread writes its word first (the fixed twin).
+static const int poison_line = __LINE__ + 4;
+AKX_GLOBAL void poison_probe(unsigned *out, int write) {
   AKX_SHARED(unsigned, words, 32);
+  if (write) words.st(threadIdx.x, threadIdx.x);
   akx::gst(out + threadIdx.x, words.ld(threadIdx.x));
+}
+
+AKX_GLOBAL void dynamic_poison_probe(unsigned *out, int write) {
+  AKX_SHARED_DYNAMIC(unsigned, words);
+  if (write) words.st(threadIdx.x, threadIdx.x);
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, words.ld(threadIdx.x));
 }
 
 Test(sim_checks, shared_memory_starts_as_poison) {
   sim_context sim;
-  unsigned *out = sim.alloc<unsigned>(32);
-  expect_success(AKX_LAUNCH("poison_probe", poison_probe, 1, 32, 0, NULL, out));
-  cr_expect_eq(out[7], 0xCDCDCDCDu);
+  unsigned *out = sim.alloc<unsigned>(64);
+  char at[64];
+  snprintf(at, sizeof at, "test_sim_checks.cpp:%d", poison_line);
+  expect_sim_check(AKX_LAUNCH("poison_probe", poison_probe, 1, 32, 0, NULL, out, 0),
+                   "shared initcheck", "thread (0,0,0)", at, "shared offset 0", "'words'",
+                   "no thread of this block has written");
+  expect_success(AKX_LAUNCH("poison_probe", poison_probe, 1, 32, 0, NULL, out, 1));
+  cr_expect_eq(out[7], 7u);
+  expect_sim_check(AKX_LAUNCH("dynamic_poison_probe", dynamic_poison_probe, 2, 32, 128, NULL,
+                              out, 0),
+                   "shared initcheck", "dynamic shared memory");
+  expect_success(AKX_LAUNCH("dynamic_poison_probe", dynamic_poison_probe, 2, 32, 128, NULL, out, 1));
+  cr_expect_eq(out[32 + 9], 9u);
+}
+
+// What an earlier block of the same slot wrote does not count for the next: block 0 writes,
+// block 1 (admitted into the same slot: one block resident) only reads.
+AKX_GLOBAL void earlier_block_probe(unsigned *out, int every_block_writes) {
+  AKX_SHARED(unsigned, words, 32);
+  if (blockIdx.x == 0 || every_block_writes) words.st(threadIdx.x, threadIdx.x);
+  akx::gst(out + blockIdx.x * blockDim.x + threadIdx.x, words.ld(threadIdx.x));
+}
+
+Test(sim_checks, initcheck_is_per_block) {
+  setenv("AKX_SIM_RESIDENT", "1", 1);
+  sim_context sim;
+  unsigned *out = sim.alloc<unsigned>(64);
+  expect_sim_check(AKX_LAUNCH("earlier_block_probe", earlier_block_probe, 2, 32, 0, NULL, out, 0),
+                   "shared initcheck", "block (1,0,0)", "thread (0,0,0)");
+  expect_success(AKX_LAUNCH("earlier_block_probe", earlier_block_probe, 2, 32, 0, NULL, out, 1));
+  unsetenv("AKX_SIM_RESIDENT");
+}
+
+// Bytes written one by one, read as one 8-byte vector: with `skip`, thread 0 leaves byte 7
+// of each lane's 8 unwritten (a word split into byte records is checked byte by byte).
+AKX_GLOBAL void byte_initcheck_probe(unsigned long long *out, int skip) {
+  AKX_SHARED(unsigned char, bytes, 8 * 32);
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 8 * 32; ++i)
+      if (!(skip && i % 8 == 7)) bytes.st(i, (unsigned char)i);
+  __syncthreads();
+  akx::vec<unsigned char, 8> v = bytes.ld_vec<8>(8 * threadIdx.x);
+  unsigned long long w;
+  memcpy(&w, &v, sizeof w);
+  akx::gst(out + threadIdx.x, w);
+}
+
+Test(sim_checks, initcheck_of_bytes) {
+  sim_context sim;
+  unsigned long long *out = sim.alloc<unsigned long long>(32);
+  expect_success(AKX_LAUNCH("byte_initcheck_probe", byte_initcheck_probe, 1, 32, 0, NULL, out, 0));
+  cr_expect_eq(out[1], 0x0f0e0d0c0b0a0908ull);
+  // Thread 31 completes the barrier and reads first.
+  expect_sim_check(AKX_LAUNCH("byte_initcheck_probe", byte_initcheck_probe, 1, 32, 0, NULL, out, 1),
+                   "shared initcheck", "thread (31,0,0)", "the byte at shared offset 255");
+}
+
+// ---- shared alignment and vector accessors --------------------------------------------------
+
+// Lane i stores and loads 4 floats at element 4 * i + shift: one 16-byte access each, which
+// must start at a multiple of 16 bytes.
+static const int vec_store_line = __LINE__ + 4;
+AKX_GLOBAL void shared_vec_probe(float *out, int shift) {
+  AKX_SHARED(float, tile, 4 * 32 + 4);
+  akx::vec<float, 4> v{{1.0f, 2.0f, 3.0f, float(threadIdx.x)}};
+  tile.st_vec<4>(4 * threadIdx.x + shift, v);
+  __syncwarp();
+  v = tile.ld_vec<4>(4 * ((threadIdx.x + 1) % 32) + shift);
+  akx::gst(out + threadIdx.x, v.v[0] + v.v[1] + v.v[2] + v.v[3]);
+}
+
+Test(sim_checks, misaligned_shared_vector) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  expect_success(AKX_LAUNCH("shared_vec_probe", shared_vec_probe, 1, 32, 0, NULL, out, 0));
+  cr_expect_eq(out[3], 10.0f);
+  cr_expect_eq(out[31], 6.0f);
+  char at[64];
+  snprintf(at, sizeof at, "test_sim_checks.cpp:%d", vec_store_line);
+  expect_sim_check(AKX_LAUNCH("shared_vec_probe", shared_vec_probe, 1, 32, 0, NULL, out, 2),
+                   "misaligned shared access", "thread (0,0,0)", at, "16-byte store",
+                   "byte offset 8 of 'tile'", "not aligned to 16 bytes");
+}
+
+// A float at a byte offset that is not a multiple of 4 (an smem<float> made from a byte
+// tile at offset `shift`): a GPU faults on it.
+AKX_GLOBAL void shared_scalar_align_probe(float *out, int shift) {
+  AKX_SHARED(unsigned char, raw, 4 * 33);
+  const akx::smem<float> floats{reinterpret_cast<float *>(raw.p + shift), raw.bytes - 4};
+  floats.st(threadIdx.x, 1.0f);
+  __syncwarp();
+  akx::gst(out + threadIdx.x, floats.ld(threadIdx.x));
+}
+
+Test(sim_checks, misaligned_shared_scalar) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  expect_success(AKX_LAUNCH("shared_scalar_align_probe", shared_scalar_align_probe, 1, 32, 0,
+                            NULL, out, 4));
+  cr_expect_eq(out[5], 1.0f);
+  expect_sim_check(AKX_LAUNCH("shared_scalar_align_probe", shared_scalar_align_probe, 1, 32, 0,
+                              NULL, out, 2),
+                   "misaligned shared access", "4-byte store", "not aligned to 4 bytes");
+}
+
+// Counters: a warp reading 32 consecutive float4 positions with ld_vec<4> makes one 16-byte
+// request (4 quarter-warp phases: 4 wavefronts, 4 ideal); the same data as 4 scalar loads
+// per lane is 4 requests.
+AKX_GLOBAL void shared_vec_count_probe(float *out, int vector) {
+  AKX_SHARED(float, tile, 4 * 32);
+  for (int k = 0; k < 4; ++k) tile.st(4 * threadIdx.x + k, float(k));
+  __syncwarp();
+  float sum = 0.0f;
+  if (vector) {
+    akx::vec<float, 4> v = tile.ld_vec<4>(4 * threadIdx.x);
+    sum = v.v[0] + v.v[1] + v.v[2] + v.v[3];
+  } else {
+    for (int k = 0; k < 4; ++k) sum += tile.ld(4 * threadIdx.x + k);
+  }
+  akx::gst(out + threadIdx.x, sum);
+}
+
+Test(sim_checks, shared_vector_is_one_request) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  expect_success(AKX_LAUNCH("vec_loads", shared_vec_count_probe, 1, 32, 0, NULL, out, 1));
+  cr_expect_eq(out[9], 6.0f);
+  expect_success(AKX_LAUNCH("scalar_loads", shared_vec_count_probe, 1, 32, 0, NULL, out, 0));
+  cr_expect_eq(out[9], 6.0f);
+  akx_sim_traffic v = sim.kernel("vec_loads").shared_load;
+  akx_sim_traffic s = sim.kernel("scalar_loads").shared_load;
+  cr_expect_eq(v.requests, 1u, "ld_vec<4>: %llu requests", (unsigned long long)v.requests);
+  cr_expect_eq(v.units, 4u, "ld_vec<4>: %llu wavefronts", (unsigned long long)v.units);
+  cr_expect_eq(v.ideal, 4u, "ld_vec<4>: %llu ideal", (unsigned long long)v.ideal);
+  cr_expect_eq(v.bytes, 512u);
+  cr_expect_eq(s.requests, 4u, "4 scalar loads: %llu requests", (unsigned long long)s.requests);
+  cr_expect_eq(s.bytes, 512u);
 }
 
 AKX_GLOBAL void huge_shared_probe() {

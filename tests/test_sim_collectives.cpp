@@ -62,18 +62,76 @@ Test(sim_collectives, wide_values) {
   }
 }
 
-// A shuffle among the lanes of a partial mask: up/down from a lane outside the mask give the
-// caller's own value.
-AKX_GLOBAL void partial_mask_probe(int *out) {
+// A shuffle among the lanes of a partial mask. A source beyond the segment (`width` lanes)
+// gives the caller's own value, as CUDA defines it; a source inside the segment but outside
+// the mask is undefined on a GPU, up and down included, and fails.
+AKX_GLOBAL void partial_mask_probe(int *out, unsigned mask, int width, int up) {
   int lane = int(threadIdx.x);
-  if (lane < 20) akx::gst(out + lane, __shfl_down_sync(0xfffffu, lane, 4));
+  if (!(mask >> lane & 1)) return;
+  akx::gst(out + lane, up ? __shfl_up_sync(mask, lane, 4, width)
+                          : __shfl_down_sync(mask, lane, 4, width));
 }
 
 Test(sim_collectives, partial_mask_down_keeps_own_value) {
   sim_context sim;
   int *out = sim.alloc<int>(32);
-  expect_success(AKX_LAUNCH("partial_mask_probe", partial_mask_probe, 1, 32, 0, NULL, out));
-  for (int lane = 0; lane < 20; ++lane) cr_expect_eq(out[lane], lane + 4 < 20 ? lane + 4 : lane);
+  // Lanes 0..15 in segments of 16: lanes 12..15 read beyond the segment.
+  expect_success(AKX_LAUNCH("partial_mask_probe", partial_mask_probe, 1, 32, 0, NULL, out,
+                            0xffffu, 16, 0));
+  for (int lane = 0; lane < 16; ++lane) cr_expect_eq(out[lane], lane + 4 < 16 ? lane + 4 : lane);
+  // Lanes 0..19 of a 32-lane segment: lane 16 reads lane 20, in the segment, not in the mask.
+  expect_sim_check(AKX_LAUNCH("partial_mask_probe", partial_mask_probe, 1, 32, 0, NULL, out,
+                              0xfffffu, 32, 0),
+                   "warp collective mask", "thread (16,0,0)", "__shfl_down_sync",
+                   "lane 16 reads lane 20", "not in the mask");
+  // Lanes 4..7, up by 4 in a 32-lane segment: lane 4 reads lane 0.
+  expect_sim_check(AKX_LAUNCH("partial_mask_probe", partial_mask_probe, 1, 32, 0, NULL, out,
+                              0xf0u, 32, 1),
+                   "warp collective mask", "thread (4,0,0)", "__shfl_up_sync",
+                   "lane 4 reads lane 0");
+  // The same lanes up by 4 in segments of 4: every source is beyond the segment.
+  expect_success(AKX_LAUNCH("partial_mask_probe", partial_mask_probe, 1, 32, 0, NULL, out,
+                            0xf0u, 4, 1));
+  for (int lane = 4; lane < 8; ++lane) cr_expect_eq(out[lane], lane);
+}
+
+// The same collective (kind, op, mask) reached from two source lines is one rendezvous, as
+// on sm_70+ (a __syncwarp or a shuffle in both branches of an if).
+AKX_GLOBAL void two_sites_probe(int *out) {
+  int lane = int(threadIdx.x), v = 100 + lane;
+  if (lane % 2) {
+    __syncwarp();
+    v = __shfl_xor_sync(FULL_MASK, v, 1);
+  } else {
+    __syncwarp();
+    v = __shfl_xor_sync(FULL_MASK, v, 1);
+  }
+  akx::gst(out + lane, v);
+}
+
+// Two sides of a branch that meet different collectives: another mask, another kind (the
+// sentence names whichever lane arrives second, which depends on the schedule).
+AKX_GLOBAL void two_sites_mismatch_probe(int kind) {
+  unsigned lane = threadIdx.x;
+  if (lane < 16)
+    __syncwarp();
+  else if (kind == 0)
+    __syncwarp(0xffff0000u | 0xffu);
+  else
+    (void)__ballot_sync(FULL_MASK, 1);
+}
+
+Test(sim_collectives, same_collective_from_two_source_lines) {
+  sim_context sim;
+  int *out = sim.alloc<int>(32);
+  expect_success(AKX_LAUNCH("two_sites_probe", two_sites_probe, 1, 32, 0, NULL, out));
+  for (int lane = 0; lane < 32; ++lane) cr_expect_eq(out[lane], 100 + (lane ^ 1));
+  expect_sim_check(AKX_LAUNCH("two_sites_mismatch_probe", two_sites_mismatch_probe, 1, 32, 0,
+                              NULL, 0),
+                   "divergent warp collective", "mask 0xffff00ff", "mask 0xffffffff");
+  expect_sim_check(AKX_LAUNCH("two_sites_mismatch_probe", two_sites_mismatch_probe, 1, 32, 0,
+                              NULL, 1),
+                   "divergent warp collective", "__ballot_sync", "__syncwarp");
 }
 
 AKX_GLOBAL void vote_probe(unsigned *out) {
@@ -134,12 +192,53 @@ AKX_GLOBAL void early_return_probe(int *out, unsigned *active) {
 }
 
 Test(sim_collectives, returned_threads_count_as_arrived) {
+  unsetenv("AKX_SIM_SCHEDULE");  // a random schedule makes __activemask a random subset
   sim_context sim;
   int *out = sim.alloc<int>(64);
   unsigned *active = sim.alloc<unsigned>(1);
   expect_success(AKX_LAUNCH("early_return_probe", early_return_probe, 1, 64, 0, NULL, out, active));
   for (int t = 0; t < 40; ++t) cr_expect_eq(out[t], 40);
   cr_expect_eq(*active, 0xffu, "activemask 0x%x", *active);
+}
+
+// Under a random schedule __activemask is a random converged subset of the warp that holds
+// the caller (a GPU promises no more: which lanes happen to run together is up to it). The
+// lanes meet before and after it, so that in order every lane sees the whole warp.
+AKX_GLOBAL void activemask_probe(unsigned *out) {
+  __syncwarp();
+  unsigned active = __activemask();
+  __syncwarp();
+  akx::gst(out + threadIdx.x, active);
+}
+
+Test(sim_collectives, activemask_under_a_random_schedule) {
+  unsetenv("AKX_SIM_SCHEDULE");
+  {
+    sim_context sim;
+    unsigned *out = sim.alloc<unsigned>(32);
+    expect_success(AKX_LAUNCH("activemask_probe", activemask_probe, 1, 32, 0, NULL, out));
+    for (int lane = 0; lane < 32; ++lane) cr_expect_eq(out[lane], FULL_MASK, "in order");
+  }
+  bool strict = false, seeds_differ = false;
+  unsigned first[32];
+  for (int seed = 1; seed <= 8; ++seed) {
+    char schedule[32];
+    snprintf(schedule, sizeof schedule, "random:%d", seed);
+    setenv("AKX_SIM_SCHEDULE", schedule, 1);
+    sim_context sim;
+    unsigned *out = sim.alloc<unsigned>(32);
+    expect_success(AKX_LAUNCH("activemask_probe", activemask_probe, 1, 32, 0, NULL, out));
+    for (int lane = 0; lane < 32; ++lane) {
+      cr_expect(out[lane] >> lane & 1, "%s: lane %d got 0x%08x, without itself", schedule, lane,
+                out[lane]);
+      strict = strict || out[lane] != FULL_MASK;
+    }
+    if (seed == 1) memcpy(first, out, sizeof first);
+    else seeds_differ = seeds_differ || memcmp(first, out, sizeof first) != 0;
+  }
+  unsetenv("AKX_SIM_SCHEDULE");
+  cr_expect(strict, "no seed gave a strict subset of the warp");
+  cr_expect(seeds_differ, "every seed gave the same masks");
 }
 
 AKX_GLOBAL void atomic_probe(float *fsum, unsigned long long *isum, int *imax) {

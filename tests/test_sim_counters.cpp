@@ -10,10 +10,13 @@
 
 // ---- shared memory: wavefronts per request ----------------------------------------------------
 
-// Lane i loads element i * stride of a shared array of T (T of 4, 8 or 16 bytes).
+// Lane i loads element i * stride of a shared array of T (T of 4, 8 or 16 bytes), written
+// first (reading unwritten shared memory fails the initcheck; the stores are another site).
 template <class T>
 AKX_GLOBAL void shared_load_probe(int stride, T *out) {
   AKX_SHARED(T, words, 32 * 32);
+  for (int i = int(threadIdx.x); i < 32 * 32; i += int(blockDim.x)) words.st(i, T{});
+  __syncthreads();
   akx::gst(out + threadIdx.x, words.ld(threadIdx.x * stride));
 }
 

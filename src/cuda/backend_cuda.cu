@@ -186,6 +186,38 @@ extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
   return AKX_SUCCESS;
 }
 
+// The checks of the sim's run_kernel (src/sim/launch.cpp) that come from the kernel's
+// declaration, with the same sentences: the driver would refuse both launches too, but as
+// "invalid argument" / "invalid configuration" naming neither the kernel nor the limit.
+extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name,
+                                               int max_threads, int smem_optin,
+                                               unsigned threads, size_t smem_bytes) {
+  if (threads > unsigned(max_threads))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': a block of %u threads is more than its launch bounds "
+                     "(__launch_bounds__(%d)) allow",
+                     kernel_name, threads, max_threads);
+  if (smem_bytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
+  if (!smem_optin)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': %zu bytes of dynamic shared memory without the opt-in: above "
+                     "%d bytes a kernel must be declared with smem_optin (the CUDA backend then "
+                     "sets cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                     kernel_name, smem_bytes, akx__static_shared_limit);
+  // Set before every such launch (a cheap host-side call): the attribute is per kernel and
+  // per device, and the launch may be on another device than the last one.
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(smem_bytes));
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // else the launch check would report it as the launch's
+    return akx__fail(e == cudaErrorInvalidValue ? AKX_ERROR_INVALID_ARGUMENT : AKX_ERROR_DEVICE,
+                     "kernel '%s': cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                     "%zu) failed: %s (%s)",
+                     kernel_name, smem_bytes, cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  return AKX_SUCCESS;
+}
+
 // In the order of akx__backend's members (C++17 has no designated initializers).
 extern "C" const akx__backend akx__backend_cuda = {
     AKX_BACKEND_CUDA,      // kind

@@ -9,8 +9,8 @@
 //  - __syncthreads waits for every thread of the block that has not returned (a returned
 //    thread counts as arrived, as on sm_70+); all must wait at the same __syncthreads;
 //  - a warp collective (__syncwarp, shuffles, votes) waits for exactly the lanes of its
-//    mask, which must all reach the same collective with the same mask; it is not a
-//    barrier for anyone else.
+//    mask, which must all reach the same collective with the same mask (from any source
+//    line); it is not a barrier for anyone else, and only __syncwarp orders shared memory.
 // The last thread to arrive completes the rendezvous, computes every participant's result
 // and makes the waiters runnable. A rendezvous that can never complete (a lane it waits
 // for has returned, waits at the block barrier, or waits at another collective) is a
@@ -43,7 +43,13 @@ thread_slot *pop_runnable(runtime &rt) {
   size_t n = rt.runq.size() - rt.runq_head;
   if (n == 0) return nullptr;
   if (rt.random_schedule && n > 1) {
-    size_t j = rt.runq_head + next_random(rt) % n;
+    // A random thread among the next few: the order within and across blocks is shuffled,
+    // and every runnable thread still runs within a bounded number of switches. (A uniform
+    // pick over thousands of resident threads cost 1.7x the time in cache misses on their
+    // stacks, for no interleaving a bounded window cannot reach: threads that yield go to
+    // the back of the queue, among other blocks' threads.)
+    constexpr size_t window = 64;
+    size_t j = rt.runq_head + next_random(rt) % (n < window ? n : window);
     std::swap(rt.runq[rt.runq_head], rt.runq[j]);
   }
   return rt.runq[rt.runq_head++];
@@ -129,7 +135,9 @@ void complete_barrier(runtime &rt, block_state &blk, thread_slot *self) {
 // ---- warp collectives ---------------------------------------------------------------------
 
 // The lane a shuffle reads, as PTX shfl.sync computes it (b = the lane argument's low five
-// bits; a segment is `width` lanes): a lane outside the segment means the caller's own.
+// bits; a segment is `width` lanes): a lane outside the segment means the caller's own, as
+// CUDA defines it. A lane inside the segment but outside the mask is undefined on a GPU (up
+// and down included): complete_collective fails it.
 uint32_t shuffle_source(int op, uint32_t lane, int32_t arg, int32_t width) {
   uint32_t b = uint32_t(arg) & 31;
   uint32_t seg_begin = lane & ~uint32_t(width - 1), seg_last = seg_begin + uint32_t(width) - 1;
@@ -152,15 +160,11 @@ void complete_collective(runtime &rt, block_state &blk, warp_state &w, size_t in
       uint32_t lane = uint32_t(__builtin_ctz(m));
       uint32_t src = shuffle_source(p.op, lane, p.arg[lane], p.width[lane]);
       if (src != lane && !(p.mask >> src & 1)) {
-        if (p.op == SHFL_UP || p.op == SHFL_DOWN) {
-          src = lane;  // as for a source beyond the segment: the caller's own value
-        } else {
-          record_failure(rt, lane_thread(blk, w, lane), "warp collective mask", p.where,
-                         "%s with mask 0x%08x: lane %u reads lane %u, which is not in the mask "
-                         "(undefined on a GPU)",
-                         collective_name(p.kind, p.op), p.mask, lane, src);
-          abandon_thread(rt, self);
-        }
+        record_failure(rt, lane_thread(blk, w, lane), "warp collective mask", p.where,
+                       "%s with mask 0x%08x: lane %u reads lane %u, which is not in the mask "
+                       "(undefined on a GPU)",
+                       collective_name(p.kind, p.op), p.mask, lane, src);
+        abandon_thread(rt, self);
       }
       result[lane] = p.value[src];
     }
@@ -175,9 +179,13 @@ void complete_collective(runtime &rt, block_state &blk, warp_state &w, size_t in
   }
 
   uint32_t mask = p.mask;
+  bool orders_memory = p.kind == collective_kind::syncwarp;
   w.pending.erase(w.pending.begin() + ptrdiff_t(index));
+  // Every collective is a convergence point for the counters; but only __syncwarp orders
+  // shared memory among its lanes (CUDA promises no memory ordering for shuffles and votes:
+  // a lane may go on to its next access before the others' accesses are visible).
   if (rt.counting) flush_warp(rt, w);
-  sync_warp_lanes(blk, w, mask);
+  if (orders_memory) sync_warp_lanes(blk, w, mask);
   for (uint32_t m = mask; m != 0; m &= m - 1) {
     thread_slot &t = lane_thread(blk, w, uint32_t(__builtin_ctz(m)));
     t.result = result[t.lane];
@@ -227,7 +235,9 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
   for (size_t i = 0; i < w.pending.size(); ++i) {
     const pending_collective &q = w.pending[i];
     if (!(q.mask & mask)) continue;
-    if (q.mask != mask || q.kind != kind || q.op != op || !same_site(q.where, s))
+    // The same collective (kind, op, mask) from another source line is the same rendezvous
+    // on sm_70+ (independent thread scheduling: e.g. a __syncwarp in both branches of an if).
+    if (q.mask != mask || q.kind != kind || q.op != op)
       fail_thread(rt, th, "divergent warp collective", s,
                   "%s with mask 0x%08x, while lanes 0x%08x of this warp wait for lanes of it "
                   "at %s with mask 0x%08x at %s:%u",

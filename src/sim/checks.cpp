@@ -1,8 +1,8 @@
 // Kernels' memory accesses: every shared access (smem<T>::ld/st) and global access (gld,
 // gst, gld_vec, atomics) passes here before it happens. Shared: bounds of its object,
-// racecheck (see shadow_record), counting. Global: inside one akx_malloc allocation of the
-// context, aligned to its size, counting. Also the block's shared memory itself: the arena,
-// its static allocations, the poison it starts with.
+// alignment, racecheck and initcheck (see shadow_record), counting. Global: inside one
+// akx_malloc allocation of the context, aligned to its size, counting. Also the block's
+// shared memory itself: the arena, its static allocations, the poison it starts with.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ namespace {
 
 // Uninitialised shared memory on a GPU holds whatever the last block left; the sim fills it
 // with this so that a kernel that reads before it writes gets visibly wrong values.
-constexpr unsigned char poison = 0xCD;
+constexpr unsigned char poison = akx__sim_poison_byte;
 
 size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
 
@@ -59,13 +59,26 @@ const thread_view &view_of(const block_state &b, uint32_t tid) { return b.thread
   const dim3 &t = view_of(*th.blk, other_tid).threadIdx;
   fail_thread(rt, th, "shared-memory race", s,
               "this thread %s the %s at shared offset %zu (in %s), which thread (%u,%u,%u) %s "
-              "at %s:%u with no barrier or warp collective between them",
+              "at %s:%u with no barrier or __syncwarp between them",
               write ? "writes" : "reads", what, offset, object, t.x, t.y, t.z, other_did,
               file_basename(o.file_name()), unsigned(o.line()));
 }
 
+// initcheck: a load of a word (or byte) that no thread of the running block has stored. On a
+// GPU it reads whatever the SM's last block left there (the sim's poison here), so a kernel
+// that depends on it is wrong whatever value it happens to see.
+[[noreturn]] void fail_uninitialised(runtime &rt, thread_slot &th, const site &s, size_t offset,
+                                     unsigned unit) {
+  char object[160];
+  describe_shared_object(rt, offset, object, sizeof object);
+  fail_thread(rt, th, "shared initcheck", s,
+              "this thread reads the %s at shared offset %zu (in %s), which no thread of this "
+              "block has written: shared memory starts with what the SM's last block left",
+              unit == 4 ? "4-byte word" : "byte", offset, object);
+}
+
 // Is an access that thread `other` made at sync position `pos` (after the last barrier)
-// ordered before th's? Only a warp collective of both lanes can order it.
+// ordered before th's? Only a __syncwarp of both lanes can order it.
 bool ordered_in_warp(const thread_slot &th, uint32_t other_warp, uint32_t other_lane,
                      uint32_t pos) {
   if (other_warp != th.warp) return false;
@@ -77,6 +90,9 @@ bool ordered_in_warp(const thread_slot &th, uint32_t other_warp, uint32_t other_
 void racecheck_unit(runtime &rt, thread_slot &th, uint32_t site_id, shadow_record &sh,
                     size_t offset, unsigned unit, bool write, const site &s) {
   const uint32_t since = th.blk->last_barrier;
+  // Records written before the block's start (w_pos < start_pos) are an earlier block's,
+  // or nobody's (0).
+  if (!write && sh.w_pos < th.blk->start_pos) fail_uninitialised(rt, th, s, offset, unit);
   if (sh.w_pos >= since && sh.w_tid != th.tid &&
       !ordered_in_warp(th, sh.w_tid / 32, sh.w_tid % 32, sh.w_pos))
     fail_race(rt, th, s, offset, unit, write, "wrote", sh.w_tid, sh.w_site);
@@ -279,7 +295,20 @@ void shared_access(const void *base, size_t limit, int64_t offset, unsigned byte
                 "a %u-byte %s at %p, which is not in the block's shared memory", bytes,
                 write ? "store" : "load", static_cast<const void *>(
                                                static_cast<const unsigned char *>(base) + offset));
-  uint32_t site_id = rt.sites.id(s, true, write, bytes, instruction_bytes(bytes, alignment));
+  // A GPU faults on a shared access not aligned to its type (a vector: to its size). The
+  // arena and its objects are 16-byte aligned, so an arena offset stands for an address.
+  unsigned width = instruction_bytes(bytes, alignment);
+  unsigned required = alignment != 0 ? alignment : width;
+  if (at & (required - 1)) {
+    char object[160];
+    describe_shared_object(rt, at, object, sizeof object);
+    fail_thread(rt, th, "misaligned shared access", s,
+                "a %u-byte %s at byte offset %lld of %s (shared offset %zu) is not aligned to "
+                "%u bytes, the alignment of its type (a vector access must be aligned to its "
+                "size)",
+                bytes, write ? "store" : "load", (long long)offset, object, at, required);
+  }
+  uint32_t site_id = rt.sites.id(s, true, write, bytes, width);
   racecheck(rt, th, site_id, at, bytes, write, s);
   if (rt.counting) count_access(rt, th, site_id, at);
 }

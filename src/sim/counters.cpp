@@ -35,7 +35,6 @@ void cost_request(runtime &rt, uint32_t site_id, const lane_request &r) {
   t.units += c.units;
   t.ideal += c.ideal;
   t.bytes += c.bytes;
-  if (!si.shared) rt.counts.global_lane_accesses += uint64_t(__builtin_popcount(r.mask));
 }
 
 // Groups a window's accesses into requests, k-th address of each lane with each other.
@@ -92,11 +91,6 @@ void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr)
   } else {
     runs.push_back(address_run{addr, 0, 1});
   }
-  const site_info &si = rt.sites[site_id];
-  if (!si.shared && !si.store) {
-    ++ww.loads[th.lane];
-    ww.any_loads = true;
-  }
 }
 
 void flush_warp(runtime &rt, warp_state &w) {
@@ -104,15 +98,6 @@ void flush_warp(runtime &rt, warp_state &w) {
   for (uint32_t site_id : ww.active) cost_window(rt, site_id, ww.slots[size_t(ww.slot_of_site[site_id])]);
   ww.active.clear();
   ++ww.epoch;
-  if (ww.any_loads) {
-    for (uint32_t &n : ww.loads) {
-      if (n == 0) continue;
-      ++rt.counts.load_windows;
-      rt.counts.load_window_loads += n;
-      n = 0;
-    }
-    ww.any_loads = false;
-  }
 }
 
 void flush_block_warps(runtime &rt, block_state &b) {
@@ -129,7 +114,8 @@ void add_traffic(akx_sim_traffic &into, const akx_sim_traffic &t) {
 void begin_launch_counts(runtime &rt) {
   launch_counts &c = rt.counts;
   c.per_site.assign(rt.sites.size(), akx_sim_traffic{});
-  c.barriers = c.load_windows = c.load_window_loads = c.global_lane_accesses = 0;
+  c.barriers = 0;
+  c.dependent_steps = 0;
 }
 
 void end_launch_counts(runtime &rt, uint64_t blocks_run) {
@@ -152,15 +138,16 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   k.last_grid = L.grid.x;
   k.last_block = L.block.x;
   k.last_dyn_smem = L.dyn_smem;
+  k.dependent_steps += c.dependent_steps;
+  k.l2_bytes = uint64_t(rt.profile->l2_bytes);
 
   akx__sim_launch_stats stats{};
   stats.blocks = grid_blocks;
   stats.threads_per_block = L.threads;
   stats.shared_bytes_per_block = shared_per_block;
   stats.registers_per_thread = L.registers;
-  stats.global_lane_accesses = c.global_lane_accesses;
-  stats.loads_per_window =
-      c.load_windows ? double(c.load_window_loads) / double(c.load_windows) : 0.0;
+  stats.loads_in_flight = L.loads_in_flight;
+  stats.dependent_steps = c.dependent_steps;
   for (uint32_t id = 0; id < c.per_site.size(); ++id) {
     const akx_sim_traffic &t = c.per_site[id];
     if (t.requests == 0) continue;
@@ -169,11 +156,22 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
                                       : (si.store ? k.global_store : k.global_load);
     add_traffic(into, t);
     add_traffic(rt.store.sites[{L.name, id}], t);
-    if (si.shared)
+    if (si.shared) {
       stats.shared_wavefronts += t.units;
-    else
-      stats.global_bytes += t.bytes;
+    } else {
+      stats.global_sectors += t.units;
+      stats.global_requests += t.requests;
+      if (!si.store) {
+        stats.load_sectors += t.units;
+        stats.load_requests += t.requests;
+      }
+    }
   }
+  // The footprint: bytes of the sectors this launch moved (an upper bound of the distinct
+  // bytes it touched); the kernel keeps its largest launch's.
+  uint64_t footprint = stats.global_sectors * uint64_t(akx__sim_sector_bytes);
+  if (footprint > k.footprint_bytes) k.footprint_bytes = footprint;
+  k.fits_l2 = k.footprint_bytes > 0 && k.footprint_bytes <= k.l2_bytes;
   k.model_us += akx__sim_model_us(rt.profile, &stats);
 }
 }  // namespace akx::sim
@@ -229,7 +227,11 @@ extern "C" akx_status akx_sim_counters_get(const akx_context *ctx, akx_sim_kerne
     akx::sim::add_traffic(sum.global_load, k.global_load);
     akx::sim::add_traffic(sum.global_store, k.global_store);
     sum.model_us += k.model_us;
+    sum.footprint_bytes += k.footprint_bytes;
+    sum.dependent_steps += k.dependent_steps;
   }
+  sum.l2_bytes = uint64_t(rt->profile->l2_bytes);
+  sum.fits_l2 = sum.footprint_bytes > 0 && sum.footprint_bytes <= sum.l2_bytes;
   if (total != nullptr) *total = sum;
   if (count != nullptr) *count = n;
   return AKX_SUCCESS;

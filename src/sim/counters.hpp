@@ -45,17 +45,12 @@ struct warp_window {
   std::vector<int32_t> slot_of_site;  // site id -> index in slots, -1: none yet
   std::vector<site_window> slots;
   std::vector<uint32_t> active;       // site ids with accesses in this window
-  uint32_t loads[32] = {};            // global loads of each lane in this window (model)
-  bool any_loads = false;
 };
 
 // The current launch's counts, before they join the totals.
 struct launch_counts {
   std::vector<akx_sim_traffic> per_site;  // by site id
   uint64_t barriers = 0;
-  uint64_t load_windows = 0;        // (lane, window) pairs with at least one global load
-  uint64_t load_window_loads = 0;   // their loads
-  uint64_t global_lane_accesses = 0;
   uint32_t dependent_steps = 0;     // longest release->acquire chain between blocks
 };
 

@@ -1,7 +1,8 @@
 // Device memory of a sim context: host allocations aligned as cudaMalloc's (256 bytes),
-// registered so that kernels' global accesses and the host's range checks can be held
+// filled with poison, registered so that kernels' global accesses and the host's range checks can be held
 // against them.
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "sim/runtime.hpp"
@@ -16,6 +17,9 @@ akx_status allocate_device(runtime &rt, void **ptr, size_t bytes) {
     return akx__fail(AKX_ERROR_OUT_OF_MEMORY,
                      "the sim could not allocate %zu bytes of host memory for akx_malloc",
                      bytes);
+  // cudaMalloc'd memory holds whatever was there before; zeros would hide a kernel that
+  // reads what nobody wrote.
+  memset(p, akx__sim_poison_byte, rounded);
   rt.allocations.emplace(uintptr_t(p), bytes);
   *ptr = p;
   return AKX_SUCCESS;

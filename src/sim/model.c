@@ -1,30 +1,103 @@
-/* The sim's model of GPU time per launch. A model: it knows the counters and the device
- * profile, nothing of caches, clocks under load, or instruction issue.
+/* The sim's model of GPU time per launch. A model: it knows the counters, the kernel's
+ * declaration (kernel_info) and the device profile; nothing of caches (L2 included: it
+ * prices every sector from DRAM, see below), clocks under load, or instruction issue.
  *
- *   time = launch_us + max(dram_time, shared_time)
+ *   time = launch_us + dependent_steps x dram_latency + max(dram_time, shared_time)
  *
- * dram_time = global bytes / effective bandwidth, where the effective bandwidth is the
- * profile's measured copy bandwidth derated by Little's law: a device keeps
- * bytes_in_flight_per_sm x SMs bytes of loads in flight to saturate DRAM, and a launch
- * that cannot have that many in flight gets the same fraction of the bandwidth:
+ * dram_time = DRAM bytes / effective bandwidth, where
  *
- *   in_flight = min(global bytes,
- *                   resident threads x mean bytes per lane access x loads in flight per thread)
- *   bandwidth = copy_gbs x min(1, in_flight / (bytes_in_flight_per_sm x SMs))
+ *   DRAM bytes = global sectors x 32 B: the 32-byte sectors the warp requests of global
+ *                loads and stores touched (akx_sim_traffic.units of global sites), not the
+ *                bytes the lanes asked for. A stride-8 float32 load moves 32 sectors per
+ *                request (1024 B) for 128 B used, and is priced so.
  *
- * resident threads = min(blocks, resident blocks per SM x SMs) x threads per block.
- * Loads in flight per thread = the mean number of global loads a thread issues between
- * two convergence points (nothing forces it to wait for them before the next barrier or
- * collective), capped at 16: a kernel unrolls a bounded batch of loads (the whole-array
- * reduction's items_per_thread is clamped to 4..16), not a whole loop.
+ * and the effective bandwidth is the profile's measured copy bandwidth derated by Little's
+ * law: a device keeps bytes_in_flight_per_sm x SMs bytes of loads in flight to saturate
+ * DRAM, and a launch that cannot have that many in flight gets the same fraction of it:
+ *
+ *   bytes per request = load sectors x 32 B / load requests (what one warp load request
+ *                       moves; a launch without loads: DRAM bytes / its store requests)
+ *   resident warps    = min(blocks, resident blocks per SM x SMs) x ceil(threads / 32)
+ *   in flight         = min(DRAM bytes,
+ *                           resident warps x loads_in_flight x bytes per request)
+ *   bandwidth         = copy_gbs x min(1, in flight / (bytes_in_flight_per_sm x SMs))
+ *
+ * loads_in_flight is the kernel's declaration (kernel_info.loads_in_flight: independent
+ * loads a thread issues before it uses the first), not guessed from the code's shape.
+ * Resident blocks per SM (akx__sim_resident_blocks_per_sm): the least of the SM's block
+ * limit, its threads, its registers (the kernel's declared registers per thread, allocated
+ * per warp in units of 256) and its shared memory (the block's static + dynamic shared
+ * memory plus the driver's 1 KiB reserve per block).
+ *
+ * A launch whose bytes all fit in flight at once costs bytes_in_flight_per_sm x SMs /
+ * copy_gbs (1.51 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM time whatever
+ * its size: the loaded latency those two profile figures imply. It is larger than
+ * dram_latency_ns (the lightly loaded round trip), so a tiny launch is priced high.
+ *
+ * L2: a launch's footprint (its DRAM bytes, an upper bound of the distinct bytes it
+ * touched) is reported beside the profile's L2 size (akx_sim_kernel_counters.footprint_bytes,
+ * l2_bytes, fits_l2). A GPU that runs the same call again may find such an input in L2
+ * and beat the model; the model still prices DRAM, as for a cold first call.
+ *
+ * dependent_steps: the longest release->acquire chain between blocks of the launch (the
+ * sim's global-memory ordering records it: a block that acquires a flag another block
+ * released is one step after it). Each step is one round trip a block waits for before it
+ * can go on, priced as dram_latency_ns and added, not overlapped: a chain serializes.
  *
  * shared_time = shared wavefronts / (active SMs x 1 wavefront per cycle x clock): each SM's
  * shared pipe serves one wavefront per cycle; active SMs = min(SMs, blocks), since a block
  * runs on one SM.
+ *
+ * Parameters: every number the model uses. Profile fields are per device (values and their
+ * sources in src/device_profile.c); the others are the model's own, in akx__model below.
+ *
+ *   parameter                   H200        RTX 5080    source
+ *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (the brief)
+ *   copy_gbs                    4300 GB/s   850 GB/s    profile: measured D2D copy (project
+ *                                                       issues) / the brief's estimate
+ *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / the
+ *                                                       brief's estimate
+ *   dram_latency_ns             600 ns      500 ns      profile: typical (the brief)
+ *   sm_count                    132         84          profile: spec sheets
+ *   clock_ghz                   1.98        2.6         profile: spec sheet boost clock
+ *   max_threads_per_sm          2048        1536        profile: CUDA programming guide,
+ *   max_blocks_per_sm           32          24            table of compute capabilities
+ *   registers_per_sm            65536       65536         (idem)
+ *   shared_per_sm               228 KiB     100 KiB       (idem)
+ *   shared_reserved_per_block   1 KiB       1 KiB         (idem: the driver's reserve)
+ *   l2_bytes                    50 MiB      64 MiB      profile: NVIDIA's Hopper in-depth
+ *                                                       blog / RTX Blackwell whitepaper;
+ *                                                       reported only, never priced
+ *   sector_bytes                32 B                    CUDA C++ Best Practices Guide,
+ *                                                       "Coalesced Access to Global Memory"
+ *   warp_threads                32                      CUDA programming guide
+ *   register_unit               256 per warp            CUDA Occupancy Calculator (register
+ *                                                       allocation unit size 256, per warp,
+ *                                                       cc 5.0 to 12.x)
+ *   default_registers           32                      kernel_info_of(name)'s default
+ *                                                       (kernels/device.cuh)
+ *   shared_wavefronts_per_cycle 1 per SM                CUDA programming guide, shared
+ *                                                       memory: 32 banks of 32 bits per clock
+ *   loads_in_flight             per kernel              kernel_info.loads_in_flight (declared
+ *                                                       beside the kernel)
+ *   registers per thread        per kernel              kernel_info.registers (ptxas's figure
+ *                                                       or an estimate, declared beside it)
  */
 #include "sim/model.h"
 
-enum { akx__model_max_loads_in_flight = 16 };
+static const struct {
+  double sector_bytes;
+  uint64_t warp_threads;
+  uint64_t register_unit;              /* registers, allocated per warp */
+  uint64_t default_registers;          /* per thread, when a launch declares 0 */
+  double shared_wavefronts_per_cycle;  /* per SM */
+} akx__model = {
+    .sector_bytes = akx__sim_sector_bytes,
+    .warp_threads = 32,
+    .register_unit = 256,
+    .default_registers = 32,
+    .shared_wavefronts_per_cycle = 1.0,
+};
 
 uint32_t akx__sim_resident_blocks_per_sm(const akx__device_profile *p,
                                          uint32_t threads_per_block,
@@ -35,9 +108,10 @@ uint32_t akx__sim_resident_blocks_per_sm(const akx__device_profile *p,
     uint64_t by_threads = (uint64_t)p->max_threads_per_sm / threads_per_block;
     if (by_threads < blocks) blocks = by_threads;
     /* Registers are allocated per warp in units of 256 (8 per thread, rounded up). */
-    uint64_t regs = registers_per_thread ? registers_per_thread : 32;
-    uint64_t per_warp = (regs * 32 + 255) / 256 * 256;
-    uint64_t warps = (threads_per_block + 31) / 32;
+    const uint64_t unit = akx__model.register_unit, w = akx__model.warp_threads;
+    uint64_t regs = registers_per_thread ? registers_per_thread : akx__model.default_registers;
+    uint64_t per_warp = (regs * w + unit - 1) / unit * unit;
+    uint64_t warps = (threads_per_block + w - 1) / w;
     uint64_t by_regs = (uint64_t)p->registers_per_sm / (per_warp * warps);
     if (by_regs < blocks) blocks = by_regs;
   }
@@ -58,16 +132,20 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
                (double)akx__sim_resident_blocks_per_sm(p, s->threads_per_block,
                                                        s->shared_bytes_per_block,
                                                        s->registers_per_thread) * sms);
-  double resident_threads = resident_blocks * s->threads_per_block;
+  const uint64_t w = akx__model.warp_threads;
+  double resident_warps = resident_blocks * (double)((s->threads_per_block + w - 1) / w);
 
   double dram_us = 0.0;
-  if (s->global_bytes > 0) {
-    double bytes = (double)s->global_bytes;
-    double bytes_per_access =
-        s->global_lane_accesses ? bytes / (double)s->global_lane_accesses : bytes;
-    double loads = s->loads_per_window < 1.0 ? 1.0 : s->loads_per_window;
-    loads = akx__min(loads, akx__model_max_loads_in_flight);
-    double in_flight = akx__min(bytes, resident_threads * bytes_per_access * loads);
+  if (s->global_sectors > 0) {
+    double bytes = (double)s->global_sectors * akx__model.sector_bytes;
+    /* What one load request moves (stores are not waited for); a launch without loads: any
+     * request. */
+    double per_request =
+        s->load_requests ? (double)s->load_sectors * akx__model.sector_bytes / (double)s->load_requests
+        : s->global_requests ? bytes / (double)s->global_requests
+                             : bytes;
+    double loads = s->loads_in_flight ? (double)s->loads_in_flight : 1.0;
+    double in_flight = akx__min(bytes, resident_warps * loads * per_request);
     double needed = (double)p->bytes_in_flight_per_sm * sms;
     double gbs = p->copy_gbs * akx__min(1.0, in_flight / needed);
     dram_us = bytes / (gbs * 1e3); /* GB/s = 1e3 bytes per microsecond */
@@ -76,7 +154,9 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
   double shared_us = 0.0;
   if (s->shared_wavefronts > 0) {
     double active_sms = akx__min(sms, (double)s->blocks);
-    shared_us = (double)s->shared_wavefronts / (active_sms * p->clock_ghz * 1e3);
+    shared_us = (double)s->shared_wavefronts /
+                (active_sms * akx__model.shared_wavefronts_per_cycle * p->clock_ghz * 1e3);
   }
-  return p->launch_us + (dram_us > shared_us ? dram_us : shared_us);
+  double latency_us = (double)s->dependent_steps * p->dram_latency_ns * 1e-3;
+  return p->launch_us + latency_us + (dram_us > shared_us ? dram_us : shared_us);
 }

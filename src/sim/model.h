@@ -14,13 +14,19 @@ typedef struct {
   uint64_t blocks;
   uint32_t threads_per_block;
   uint64_t shared_bytes_per_block; /* static + dynamic */
-  uint32_t registers_per_thread;   /* as the kernel declares */
-  uint64_t global_bytes;           /* loaded + stored */
-  uint64_t global_lane_accesses;   /* executions of global loads and stores by lanes */
-  double loads_per_window;         /* global loads a thread issues between two convergence
-                                      points (barrier, warp collective, start, end), mean */
+  uint32_t registers_per_thread;   /* as the kernel declares (kernel_info.registers) */
+  uint32_t loads_in_flight;        /* independent global loads a thread has in flight, as the
+                                      kernel declares (kernel_info.loads_in_flight) */
+  uint64_t global_sectors;         /* 32-byte sectors of global loads + stores (units) */
+  uint64_t global_requests;        /* warp requests of global loads + stores */
+  uint64_t load_sectors;           /* of global loads only: the requests kept in flight */
+  uint64_t load_requests;
   uint64_t shared_wavefronts;      /* loads + stores */
+  uint32_t dependent_steps;        /* longest release->acquire chain between blocks */
 } akx__sim_launch_stats;
+
+/* Bytes of one global sector: what DRAM and L2 move per sector a request touches. */
+enum { akx__sim_sector_bytes = 32 };
 
 /* Blocks of this shape one SM holds at once: the least of the SM's block limit, threads per
  * SM / threads per block, registers per SM / the block's registers (allocated per warp in

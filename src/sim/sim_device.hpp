@@ -49,7 +49,8 @@ extern thread_local const thread_view *lane_now;
 // fails with AKX_ERROR_SIM_CHECK).
 // `alignment` is alignof the accessed type (0: that of a `bytes`-sized scalar): a GPU moves
 // a type in instructions of at most that many bytes (a struct of two doubles: two 8-byte
-// loads), which is what the counters count.
+// loads), which is what the counters count; the access must start at a multiple of it.
+// A load of bytes no thread of the running block has stored is a failure (initcheck).
 void shared_access(const void *base, size_t limit, int64_t offset, unsigned bytes, bool write,
                    const site &s, unsigned alignment = 0);
 // Global memory: `bytes` at `p`, which must be aligned to `alignment` (alignof the accessed
@@ -143,6 +144,25 @@ struct smem {
   void st(int64_t i, const T &v, const sim::site &s = sim::site::current()) const {
     sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(T), true, s, alignof(T));
     memcpy(p + i, &v, sizeof(T));
+  }
+  // Elements [i, i + N) as one 8- or 16-byte access (LDS.64 / LDS.128 on a GPU): one request
+  // of that width, which must start at a multiple of its size (vec<T, N> is aligned to it),
+  // else a misaligned-access failure, as the GPU would fault.
+  template <int N>
+  vec<T, N> ld_vec(int64_t i, const sim::site &s = sim::site::current()) const {
+    static_assert(N * sizeof(T) == 8 || N * sizeof(T) == 16, "ld_vec of 8 or 16 bytes");
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(vec<T, N>), false, s,
+                       alignof(vec<T, N>));
+    vec<T, N> v;
+    memcpy(&v, p + i, sizeof v);
+    return v;
+  }
+  template <int N>
+  void st_vec(int64_t i, const vec<T, N> &v, const sim::site &s = sim::site::current()) const {
+    static_assert(N * sizeof(T) == 8 || N * sizeof(T) == 16, "st_vec of 8 or 16 bytes");
+    sim::shared_access(p, bytes, i * (int64_t)sizeof(T), sizeof(vec<T, N>), true, s,
+                       alignof(vec<T, N>));
+    memcpy(p + i, &v, sizeof v);
   }
 };
 
