@@ -1,10 +1,10 @@
 // Element types of every akx_dtype, and the rules that map (source dtype, map, op) to an
 // accumulator. The rules are constexpr functions over akx_dtype values so that one
-// definition serves the host's validation (src/dtype_rules.cpp) and the choice of kernel
+// definition serves the host's validation (src/core/dtype_rules.cpp) and the choice of kernel
 // instances (kernels/reduce_whole_instances.inl).
 #pragma once
 #include "kernels/device.cuh"
-#include "src/dtype_list.h"
+#include "src/core/dtype_list.h"
 
 namespace akx {
 

@@ -5,11 +5,11 @@
 // the accumulator type until this final store, and dst never holds intermediate values.
 #pragma once
 #include "kernels/ops.cuh"
-#include "src/plan.h"
+#include "src/core/plan.h"
 
 namespace akx {
 
-// The value part, shared by the device store below and the host finish (src/finish_host.cpp).
+// The value part, shared by the device store below and the host finish (src/reduce/finish_host.cpp).
 template <class Op, class Acc>
 AKX_HD Acc finish_value(Acc v, const akx__finish &f, const Acc *previous) {
   if (f.has_init) v = Op::apply(bitcast_<Acc>(f.init), v);

@@ -3,7 +3,7 @@
 // akx__sim_reduce_whole_<dtype>. Only (source, map, accumulator, op) combinations that
 // akx::reduce_supported allows are instantiated.
 #include "kernels/reduce_whole.cuh"
-#include "src/error.h"
+#include "src/core/error.h"
 
 #if defined(__CUDACC__)
 #define AKX_ENTRY_2_(name) akx__cuda_reduce_whole_##name

@@ -1,4 +1,4 @@
-// The sim backend's table (src/backend.h) and the device profiles: what a context reports,
+// The sim backend's table (src/core/backend.h) and the device profiles: what a context reports,
 // its memory, its environment variables and their errors.
 #include <stdlib.h>
 

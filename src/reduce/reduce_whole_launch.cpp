@@ -1,7 +1,7 @@
 // The entry of the whole-array reduction kernels for each backend: a table over the source
 // dtype into the per-dtype instance files (src/kernel_instances.in), one dispatch for both.
 #include "internal.h"
-#include "src/dtype_list.h"
+#include "src/core/dtype_list.h"
 
 namespace {
 using entry = akx_status (*)(const akx__reduce_whole_plan *, void *);
