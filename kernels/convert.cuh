@@ -41,6 +41,37 @@ AKX_HD uint16_t round_to_small_float(double d) {
   return (uint16_t)(sign | ((uint16_t)ebits << MANT) | (uint16_t)(q & ((1u << MANT) - 1)));
 }
 
+// Rounds an integer straight to the same formats, nearest even. A 64-bit integer has more
+// significant bits than a double: going through double rounds twice (2^60 + 2^52 + 1 becomes
+// the tie 2^60 + 2^52, which then rounds to even, down; the value itself rounds up).
+template <int MANT, int BIAS, class I>
+AKX_HD uint16_t round_int_to_small_float(I x) {
+  const bool negative = x < 0;
+  uint64_t m = negative ? 0 - (uint64_t)x : (uint64_t)x;
+  const uint16_t sign = negative ? 0x8000 : 0;
+  if (m == 0) return 0;
+#if defined(__CUDA_ARCH__)
+  int e = 63 - __clzll((long long)m);  // the leading bit: the value is in [2^e, 2^(e+1))
+#else
+  int e = 63 - __builtin_clzll(m);
+#endif
+  if (e > MANT) {  // keep MANT + 1 significant bits
+    const int shift = e - MANT;
+    const uint64_t rem = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+    m >>= shift;
+    if (rem > half || (rem == half && (m & 1))) ++m;
+    if (m == (2ull << MANT)) {
+      m >>= 1;
+      ++e;
+    }
+  } else {
+    m <<= MANT - e;  // exact (integers are never subnormal)
+  }
+  const int ebits = e + BIAS;
+  if (ebits >= (1 << (15 - MANT)) - 1) return (uint16_t)(sign | (((1u << (15 - MANT)) - 1) << MANT));
+  return (uint16_t)(sign | ((uint16_t)ebits << MANT) | (uint16_t)(m & ((1u << MANT) - 1)));
+}
+
 AKX_HD float f16_to_float(f16 h) {
   const uint32_t s = (uint32_t)(h.bits >> 15) << 31, e = (h.bits >> 10) & 0x1f, m = h.bits & 0x3ff;
   uint32_t bits;
@@ -88,6 +119,10 @@ template <class To, class From>
 AKX_HD To real_to(From x) {
   if constexpr (std::is_same<To, bool>::value) {
     return x != 0;
+  } else if constexpr (std::is_same<To, f16>::value && std::is_integral<From>::value) {
+    return f16{round_int_to_small_float<10, 15>(x)};
+  } else if constexpr (std::is_same<To, bf16>::value && std::is_integral<From>::value) {
+    return bf16{round_int_to_small_float<7, 127>(x)};
   } else if constexpr (std::is_same<To, f16>::value) {
     return double_to_f16((double)x);
   } else if constexpr (std::is_same<To, bf16>::value) {
