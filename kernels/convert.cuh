@@ -46,7 +46,8 @@ AKX_HD uint16_t round_to_small_float(double d) {
 // the tie 2^60 + 2^52, which then rounds to even, down; the value itself rounds up).
 template <int MANT, int BIAS, class I>
 AKX_HD uint16_t round_int_to_small_float(I x) {
-  const bool negative = x < 0;
+  bool negative = false;
+  if constexpr (std::is_signed<I>::value) negative = x < 0;
   uint64_t m = negative ? 0 - (uint64_t)x : (uint64_t)x;
   const uint16_t sign = negative ? 0x8000 : 0;
   if (m == 0) return 0;
