@@ -2,8 +2,12 @@
  *
  * All functions are C11; no CUDA header is needed to include this file.
  * Every entry point validates all of its arguments before it launches anything:
- * on error it returns a status, writes nothing, and akx_last_error() names the
- * argument and the value at fault.
+ * on error it returns a status, writes nothing (output parameters included), and
+ * akx_last_error() names the argument and the value at fault.
+ *
+ * Threads: every call on a context is safe from any thread. A context serialises its calls
+ * (a lock around its stream, workspace and launches), so two threads sharing one context
+ * take turns; threads that want to run at once use a context each.
  *
  * Arrays are described by akx_array: `data` is the address of element (0,...,0),
  * `shape` and `strides` are in elements (any sign; 0 is allowed in sources).
@@ -114,7 +118,8 @@ size_t akx_dtype_size(akx_dtype t);
 const char *akx_dtype_name(akx_dtype t);
 /* A contiguous vector of n elements (stride 1). */
 akx_array akx_vector(void *data, akx_dtype t, int64_t n);
-/* A contiguous row-major (C order) array: the last dimension has stride 1. */
+/* A contiguous row-major (C order) array: the last dimension has stride 1. A NULL shape
+ * with ndim > 0 gives a descriptor every entry point refuses (shape[0] = -1). */
 akx_array akx_array_c(void *data, akx_dtype t, int32_t ndim, const int64_t *shape);
 /* A contiguous column-major (Fortran/Julia order) array: the first dimension has stride 1. */
 akx_array akx_array_f(void *data, akx_dtype t, int32_t ndim, const int64_t *shape);
@@ -126,7 +131,8 @@ akx_scan_opts akx_scan_opts_default(void);
 
 /* backend AUTO: the environment variable AKX_BACKEND ("cuda" or "sim") if set, else CUDA
  * when a usable device exists, else the sim. `device` is the CUDA device ordinal (0 for
- * the sim). The sim's device profile is chosen by AKX_SIM_DEVICE ("h200", "rtx5080"). */
+ * the sim). The sim's device profile is chosen by AKX_SIM_DEVICE ("h200", "rtx5080").
+ * *ctx is written on success only. */
 akx_status akx_context_create(akx_context **ctx, akx_backend backend, int device);
 /* Synchronizes, frees the cached workspace (never a caller's), frees the context. NULL is a no-op. */
 void akx_context_destroy(akx_context *ctx);
@@ -157,6 +163,7 @@ akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info);
 
 /* ---- memory (device memory of the context's backend; host memory on the sim) --------- */
 
+/* *ptr is written on success only (NULL for 0 bytes). */
 akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes);
 akx_status akx_free(akx_context *ctx, void *ptr);
 /* Stream-ordered on the context's stream, then synchronized. */
@@ -170,7 +177,8 @@ akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes
  * where = AKX_DEVICE: `result` is device memory; the call stays asynchronous on the stream.
  * opts->fold combines with the previous value at `result`. opts may be NULL.
  * An empty src gives init, else the op's neutral element; MIN/MAX of an empty src without
- * init is AKX_ERROR_INVALID_ARGUMENT. */
+ * init is AKX_ERROR_INVALID_ARGUMENT, unless opts->fold keeps the previous value.
+ * A device `result` must be aligned to the accumulator (a complex one: to its parts). */
 akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                          const akx_reduce_opts *opts, void *result, akx_where where);
 
@@ -181,8 +189,8 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
 
 /* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced).
  * The result is converted to dst's dtype; opts->fold combines with dst's previous values.
- * This version takes a dst of one element (the whole-array path); other shapes return
- * AKX_ERROR_UNSUPPORTED. */
+ * dst must not overlap src. This version takes a dst of one element (the whole-array path);
+ * other shapes return AKX_ERROR_UNSUPPORTED. */
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts);
 

@@ -97,14 +97,27 @@ struct smem {
   }
 };
 
+// A bool in memory is any byte, nonzero true (what numpy and Julia hand over need not be 0/1):
+// loads read the byte, so that 2 & 1 is true.
 template <class T>
-AKX_DEVICE T gld(const T *p) { return *p; }
+AKX_DEVICE T gld(const T *p) {
+  if constexpr (std::is_same<T, bool>::value) return *reinterpret_cast<const unsigned char *>(p) != 0;
+  else return *p;
+}
 template <class T>
 AKX_DEVICE void gst(T *p, const T &v) { *p = v; }
 // p must be aligned to sizeof(vec<T, N>); the load is one 2/4/8/16-byte instruction.
 template <class T, int N>
 AKX_DEVICE vec<T, N> gld_vec(const T *p) {
-  return *reinterpret_cast<const vec<T, N> *>(p);
+  if constexpr (std::is_same<T, bool>::value) {
+    const vec<unsigned char, N> b = *reinterpret_cast<const vec<unsigned char, N> *>(p);
+    vec<bool, N> v;
+#pragma unroll
+    for (int j = 0; j < N; ++j) v.v[j] = b.v[j] != 0;
+    return v;
+  } else {
+    return *reinterpret_cast<const vec<T, N> *>(p);
+  }
 }
 
 // Device-scope acquire load / release store of 4- or 8-byte words: PTX's ld.acquire.gpu /

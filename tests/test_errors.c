@@ -459,3 +459,28 @@ Test(errors, other_entry_points_null_context) {
   tfx_free(ctx, d);
   tfx_close(ctx);
 }
+
+/* A device result must be aligned to the accumulator: a float64 result at a 4-byte offset
+ * faulted in the finishing store (a sticky error on CUDA) after pass 1 had launched. */
+Test(errors, misaligned_device_result) {
+  env e = setup();
+  akx_array v = akx_vector(e.data, AKX_FLOAT32, e.n);
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.acc = AKX_FLOAT64;
+  unsigned char before[64], after[64];
+  memset(before, SENT, sizeof before);
+  tfx_to_device(e.ctx, e.dres, before, sizeof before);
+  uint64_t l0 = launches(e.ctx);
+  void *misaligned = (char *)e.dres + 4;
+  akx_status s = akx_mapreduce(e.ctx, &v, ID, AKX_OP_ADD, &o, misaligned, AKX_DEVICE);
+  cr_expect_eq(s, INV, "%s", akx_last_error());
+  char addr[32];
+  snprintf(addr, sizeof addr, "%p", misaligned);
+  cr_expect(strstr(akx_last_error(), "result") && strstr(akx_last_error(), addr) &&
+                strstr(akx_last_error(), "aligned"),
+            "the sentence names result, its value and the alignment: %s", akx_last_error());
+  tfx_to_host(e.ctx, after, e.dres, sizeof after);
+  cr_expect(memcmp(after, before, sizeof after) == 0, "the device result was written");
+  cr_expect_eq(launches(e.ctx), l0, "a kernel was launched");
+  teardown(&e);
+}

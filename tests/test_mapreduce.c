@@ -1248,3 +1248,91 @@ Test(mapreduce, workspace_one_byte_short_two_passes) { too_small(PASS + 1, AKX_H
 Test(mapreduce, workspace_one_byte_short_two_passes_device) { too_small(PASS + 1, AKX_DEVICE); }
 Test(mapreduce, workspace_one_byte_short_one_tile) { too_small(TILE + 1, AKX_HOST); }
 Test(mapreduce, workspace_one_byte_short_small) { too_small(100, AKX_HOST); }
+
+/* ---- the review's defects: each test failed before its fix ------------------------------ */
+
+/* An empty MIN/MAX has no neutral value to return, but with fold the previous value is the
+ * answer (Julia's maximum!(r, A; init=false) keeps r): host and device results, and a
+ * one-element dst of akx_reduce_dims. */
+Test(mapreduce, empty_min_max_with_fold_keeps_the_previous_value) {
+  akx_context *ctx = tfx_open();
+  float *d = tfx_alloc(ctx, 64);
+  float *dr = tfx_alloc(ctx, sizeof(float));
+  akx_array v = akx_vector(d, AKX_FLOAT32, 0);
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.fold = 1;
+  for (int op = AKX_OP_MIN; op <= AKX_OP_MAX; op++) {
+    float r = 3.5f;
+    akx_status s = akx_mapreduce(ctx, &v, AKX_MAP_IDENTITY, (akx_op)op, &o, &r, AKX_HOST);
+    cr_assert_eq(s, AKX_SUCCESS, "op %d, host: %s", op, akx_last_error());
+    cr_expect_eq(r, 3.5f, "op %d, host: %g", op, r);
+    float prev = -7.25f;
+    tfx_to_device(ctx, dr, &prev, sizeof prev);
+    s = akx_mapreduce(ctx, &v, AKX_MAP_IDENTITY, (akx_op)op, &o, dr, AKX_DEVICE);
+    cr_assert_eq(s, AKX_SUCCESS, "op %d, device: %s", op, akx_last_error());
+    tfx_to_host(ctx, &r, dr, sizeof r);
+    cr_expect_eq(r, -7.25f, "op %d, device: %g", op, r);
+    int64_t one = 1;
+    akx_array dst = akx_array_c(dr, AKX_FLOAT32, 1, &one);
+    prev = 11.0f;
+    tfx_to_device(ctx, dr, &prev, sizeof prev);
+    s = akx_reduce_dims(ctx, &dst, &v, AKX_MAP_IDENTITY, (akx_op)op, &o);
+    cr_assert_eq(s, AKX_SUCCESS, "op %d, reduce_dims: %s", op, akx_last_error());
+    tfx_to_host(ctx, &r, dr, sizeof r);
+    cr_expect_eq(r, 11.0f, "op %d, reduce_dims: %g", op, r);
+  }
+  tfx_free(ctx, dr);
+  tfx_free(ctx, d);
+  tfx_close(ctx);
+}
+
+/* A bool is any byte; nonzero is true (numpy and Julia read a Bool byte the same way when
+ * it comes from reinterpreted memory). 2 & 1 must not be false. */
+Test(mapreduce, bool_bytes_other_than_one_are_true) {
+  akx_context *ctx = tfx_open();
+  static const unsigned char all_true[] = {2, 1, 3, 255, 128, 1, 64, 2, 2, 9};
+  static const unsigned char one_false[] = {2, 4, 0, 8, 1};
+  unsigned char *d = tfx_upload(ctx, all_true, sizeof all_true);
+  unsigned char *z = tfx_upload(ctx, one_false, sizeof one_false);
+  struct {
+    akx_op op;
+    akx_map map;
+    const unsigned char *data;
+    int64_t n;
+    long long want;
+  } rows[] = {
+      {AKX_OP_AND, AKX_MAP_IDENTITY, d, 10, 1}, {AKX_OP_OR, AKX_MAP_IDENTITY, d, 10, 1},
+      {AKX_OP_XOR, AKX_MAP_IDENTITY, d, 10, 0}, {AKX_OP_XOR, AKX_MAP_IDENTITY, d, 9, 1},
+      {AKX_OP_MIN, AKX_MAP_IDENTITY, d, 10, 1}, {AKX_OP_MAX, AKX_MAP_IDENTITY, d, 10, 1},
+      {AKX_OP_ADD, AKX_MAP_IDENTITY, d, 10, 10}, {AKX_OP_ADD, AKX_MAP_NONZERO, d, 10, 10},
+      {AKX_OP_MUL, AKX_MAP_IDENTITY, d, 10, 1},  {AKX_OP_AND, AKX_MAP_IDENTITY, z, 5, 0},
+      {AKX_OP_ADD, AKX_MAP_IDENTITY, z, 5, 4},   {AKX_OP_MIN, AKX_MAP_IDENTITY, z, 5, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    akx_array v = akx_vector((void *)rows[i].data, AKX_BOOL, rows[i].n);
+    for (int w = 0; w < 2; w++) {
+      unsigned char res[8];
+      memset(res, 0, sizeof res);
+      void *dres = tfx_alloc(ctx, 8);
+      akx_status s = akx_mapreduce(ctx, &v, rows[i].map, rows[i].op, NULL, w ? dres : res,
+                                   w ? AKX_DEVICE : AKX_HOST);
+      cr_assert_eq(s, AKX_SUCCESS, "row %zu: %s", i, akx_last_error());
+      if (w) tfx_to_host(ctx, res, dres, 8);
+      tfx_free(ctx, dres);
+      /* ADD and MUL of bool accumulate in int64; the bit ops and MIN/MAX stay bool. */
+      long long got;
+      if (rows[i].op == AKX_OP_ADD || rows[i].op == AKX_OP_MUL) {
+        int64_t x;
+        memcpy(&x, res, sizeof x);
+        got = x;
+      } else {
+        got = res[0];
+      }
+      cr_expect_eq(got, rows[i].want, "row %zu (op %d, %s result): %lld, expected %lld", i,
+                   (int)rows[i].op, w ? "device" : "host", got, rows[i].want);
+    }
+  }
+  tfx_free(ctx, z);
+  tfx_free(ctx, d);
+  tfx_close(ctx);
+}

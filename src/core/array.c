@@ -13,8 +13,10 @@ static akx_array contiguous(void *data, akx_dtype t, int32_t ndim, const int64_t
   a.data = data;
   a.dtype = t;
   a.ndim = ndim;
-  if (ndim < 0 || ndim > AKX_MAX_DIMS || (ndim > 0 && !shape)) {
-    a.ndim = ndim < 0 || ndim > AKX_MAX_DIMS ? ndim : 0; /* left for validation to refuse */
+  if (ndim < 0 || ndim > AKX_MAX_DIMS) return a; /* left for validation to refuse */
+  if (ndim > 0 && !shape) {
+    /* No shape to read: a descriptor validation refuses (shape[0] = -1), never a scalar. */
+    a.shape[0] = -1;
     return a;
   }
   int64_t stride = 1;

@@ -13,7 +13,7 @@ static akx_status open_backend(akx_context *ctx, const akx__backend *be, int dev
 
 akx_status akx_context_create(akx_context **out, akx_backend backend, int device) {
   if (!out) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ctx (the output pointer) is NULL");
-  *out = NULL;
+  /* *out is written only on success: a refused call writes nothing. */
   if ((int)backend < AKX_BACKEND_AUTO || (int)backend > AKX_BACKEND_SIM)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "backend is %d, which is not an akx_backend", (int)backend);
   if (device < 0) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "device is %d; it must be >= 0", device);
@@ -105,9 +105,11 @@ akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
 akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
   AKX_TRY(akx__check_context(ctx));
   if (!ptr) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL");
-  *ptr = NULL;
-  if (bytes == 0) return AKX_SUCCESS;
-  return ctx->be->malloc(ctx, ptr, bytes);
+  /* *ptr is written only on success (NULL for 0 bytes, as cudaMalloc). */
+  void *p = NULL;
+  if (bytes > 0) AKX_TRY(ctx->be->malloc(ctx, &p, bytes));
+  *ptr = p;
+  return AKX_SUCCESS;
 }
 
 akx_status akx_free(akx_context *ctx, void *ptr) {

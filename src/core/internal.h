@@ -22,6 +22,12 @@ typedef struct {
   int64_t min_offset;  /* lowest element offset (elements, relative to data) */
   int64_t max_offset;
 } akx__extent;
+/* Refuses a dst whose bytes (first to last element in memory) meet src's. */
+akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, const char *dname,
+                               const akx_array *src, const akx__extent *sext, const char *sname);
+/* The alignment an element of t needs in memory (a complex number: that of its parts). */
+size_t akx__dtype_alignment(akx_dtype t);
+
 /* What akx__check_array checks beyond the descriptor itself. */
 enum {
   AKX__ARRAY_SOURCE = 1, /* zero strides allowed (a source may repeat elements) */

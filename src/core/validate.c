@@ -1,6 +1,8 @@
 /* Argument checks shared by every entry point. Each failure names the argument and value. */
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include "internal.h"
 
 akx_status akx__check_context(const akx_context *ctx) {
@@ -8,7 +10,7 @@ akx_status akx__check_context(const akx_context *ctx) {
   return AKX_SUCCESS;
 }
 
-static size_t natural_alignment(akx_dtype t) {
+size_t akx__dtype_alignment(akx_dtype t) {
   const size_t s = akx_dtype_size(t);
   /* complex numbers are pairs of their real type */
   return (t == AKX_COMPLEX64 || t == AKX_COMPLEX128) ? s / 2 : s;
@@ -38,35 +40,61 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
                        name, (int)d, n);
   }
+  int64_t lo_bytes = 0, hi_bytes = 0;
   if (count > 0) {
+    /* Element offsets of the first and last element in memory (lo <= 0 <= hi), and the same
+     * in bytes, every step checked: a stride near INT64_MAX must be refused, not overflow. */
+    const int64_t size = (int64_t)akx_dtype_size(a->dtype);
+    int32_t lo_dim = -1, hi_dim = -1; /* the dims whose strides reach furthest, for the sentence */
     for (int32_t d = 0; d < a->ndim; ++d) {
-      int64_t span;
+      int64_t span, span_bytes;
+      if (a->shape[d] > 1 && a->strides[d] != 0) {
+        int32_t *reach = a->strides[d] < 0 ? &lo_dim : &hi_dim;
+        if (*reach < 0 || llabs(a->strides[d]) >= llabs(a->strides[*reach])) *reach = d;
+      }
+      int64_t *end = a->strides[d] < 0 ? &lo : &hi, *end_bytes = a->strides[d] < 0 ? &lo_bytes : &hi_bytes;
       if (__builtin_mul_overflow(a->shape[d] - 1, a->strides[d], &span) ||
-          __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+          __builtin_add_overflow(*end, span, end) ||
+          __builtin_mul_overflow(span, size, &span_bytes) ||
+          __builtin_add_overflow(*end_bytes, span_bytes, end_bytes))
         return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                          "%s->shape[%d] = %" PRId64 " times %s->strides[%d] = %" PRId64
-                         " overflows int64 element offsets",
+                         " overflows int64 offsets (elements or bytes)",
                          name, (int)d, a->shape[d], name, (int)d, a->strides[d]);
     }
-    const int64_t size = (int64_t)akx_dtype_size(a->dtype);
-    int64_t lo_bytes, hi_bytes;
-    if (__builtin_mul_overflow(lo, size, &lo_bytes) || __builtin_mul_overflow(hi + 1, size, &hi_bytes) ||
-        (uint64_t)(hi_bytes - lo_bytes) > (uint64_t)INT64_MAX)
+    /* One past the last byte, and the whole span, must be int64 byte offsets too. */
+    int64_t extent;
+    if (__builtin_add_overflow(hi_bytes, size, &hi_bytes) ||
+        __builtin_sub_overflow(hi_bytes, lo_bytes, &extent))
+    {
+      const int32_t d1 = hi_dim >= 0 ? hi_dim : lo_dim, d2 = hi_dim >= 0 ? lo_dim : -1;
+      char also[96] = "";
+      if (d2 >= 0)
+        snprintf(also, sizeof also, " and %s->strides[%d] = %" PRId64, name, (int)d2, a->strides[d2]);
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "%s spans more bytes than int64 offsets can address", name);
+                       "%s spans more bytes than int64 offsets can address (element offsets %" PRId64
+                       " to %" PRId64 "): %s->strides[%d] = %" PRId64 "%s reach too far for %zu-byte "
+                       "elements",
+                       name, lo, hi, name, (int)(d1 >= 0 ? d1 : 0), d1 >= 0 ? a->strides[d1] : 0, also,
+                       (size_t)size);
+    }
     if (!(flags & AKX__ARRAY_MEMORY)) goto done;
     if (!a->data)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->data is NULL but %s has %" PRId64 " elements",
                        name, name, count);
-    if ((uintptr_t)a->data % natural_alignment(a->dtype) != 0)
+    if ((uintptr_t)a->data % akx__dtype_alignment(a->dtype) != 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->data = %p is not aligned to its %s elements (%zu bytes)", name, a->data,
-                       akx_dtype_name(a->dtype), natural_alignment(a->dtype));
-    const char *first = (const char *)a->data + lo_bytes;
-    if (ctx->be->is_device_range(ctx, first, (size_t)(hi_bytes - lo_bytes)) == 0)
+                       akx_dtype_name(a->dtype), akx__dtype_alignment(a->dtype));
+    const char *first = (const char *)((uintptr_t)a->data + (uintptr_t)lo_bytes);
+    if ((uintptr_t)first > (uintptr_t)a->data && lo_bytes < 0)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "%s->data = %p with offsets down to %" PRId64 " bytes wraps around the "
+                       "address space", name, a->data, lo_bytes);
+    if (ctx->be->is_device_range(ctx, first, (size_t)extent) == 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s (bytes %p..+%" PRId64 ") is not device memory of this %s context%s", name,
-                       (const void *)first, hi_bytes - lo_bytes,
+                       (const void *)first, extent,
                        ctx->be->kind == AKX_BACKEND_SIM ? "sim" : "CUDA",
                        ctx->be->kind == AKX_BACKEND_SIM ? ": allocate it with akx_malloc" : "");
   }
@@ -76,6 +104,21 @@ done:
     ext->min_offset = lo;
     ext->max_offset = hi;
   }
+  return AKX_SUCCESS;
+}
+
+akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, const char *dname,
+                               const akx_array *src, const akx__extent *sext, const char *sname) {
+  if (dext->count == 0 || sext->count == 0) return AKX_SUCCESS;
+  const uintptr_t dl = (uintptr_t)dst->data + (uintptr_t)(dext->min_offset * (int64_t)akx_dtype_size(dst->dtype));
+  const uintptr_t dh = (uintptr_t)dst->data + (uintptr_t)((dext->max_offset + 1) * (int64_t)akx_dtype_size(dst->dtype));
+  const uintptr_t sl = (uintptr_t)src->data + (uintptr_t)(sext->min_offset * (int64_t)akx_dtype_size(src->dtype));
+  const uintptr_t sh = (uintptr_t)src->data + (uintptr_t)((sext->max_offset + 1) * (int64_t)akx_dtype_size(src->dtype));
+  if (dl < sh && sl < dh)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "%s (bytes %p..%p) overlaps %s (bytes %p..%p): the call would read what it "
+                     "writes; give %s its own memory",
+                     dname, (void *)dl, (void *)dh, sname, (void *)sl, (void *)sh, dname);
   return AKX_SUCCESS;
 }
 

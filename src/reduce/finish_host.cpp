@@ -8,7 +8,11 @@ template <class Acc, class Op>
 void finish_host(const void *bare, const akx__finish *f) {
   Acc v, prev;
   memcpy(&v, bare, sizeof v);
-  if (f->fold) memcpy(&prev, f->dst, sizeof prev);
+  if constexpr (std::is_same_v<Acc, bool>) {  // the caller's bool: any byte, nonzero true
+    if (f->fold) prev = *static_cast<const unsigned char *>(f->dst) != 0;
+  } else if (f->fold) {
+    memcpy(&prev, f->dst, sizeof prev);
+  }
   v = akx::finish_value<Op>(v, *f, f->fold ? &prev : nullptr);
   memcpy(f->dst, &v, sizeof v);
 }

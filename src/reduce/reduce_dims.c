@@ -18,6 +18,7 @@ akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_arr
                        "dst->shape[%d] is %" PRId64 "; it must be 1 (reduced) or src->shape[%d] = %" PRId64 " (kept)",
                        (int)d, dst->shape[d], (int)d, src->shape[d]);
   }
+  AKX_TRY(akx__check_disjoint(dst, &dst_ext, "dst", src, &ext, "src"));
   if (dst_ext.count == 0) return AKX_SUCCESS; /* nothing kept, nothing to write */
   if (dst_ext.count != 1)
     return akx__fail(AKX_ERROR_UNSUPPORTED,

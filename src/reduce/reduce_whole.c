@@ -17,10 +17,13 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
   AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? opts->acc : AKX_DTYPE_AUTO, acc));
-  if (ext->count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init))
+  /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r):
+   * the neutral element the kernel starts from is then only combined with it. */
+  if (ext->count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init) &&
+      !(opts && opts->fold))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "src is empty and op %s has no neutral value to return: pass opts->init "
-                     "(numpy refuses the same)",
+                     "or opts->fold (numpy refuses the same)",
                      akx__op_name(op));
   return AKX_SUCCESS;
 }
@@ -100,9 +103,19 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
   if ((int)where != AKX_HOST && (int)where != AKX_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
-  if (where == AKX_DEVICE && ctx->be->is_device_range(ctx, result, akx_dtype_size(acc)) == 0)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "result = %p is not device memory of this context, but where is AKX_DEVICE", result);
+  if (where == AKX_DEVICE) {
+    /* The finishing store writes one accumulator there: a misaligned one faults on the GPU
+     * (a sticky error) after pass 1 has run. */
+    const size_t align = akx__dtype_alignment(acc);
+    if ((uintptr_t)result % align != 0)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "result = %p is not aligned to its %s accumulator (%zu bytes)", result,
+                       akx_dtype_name(acc), align);
+    if (ctx->be->is_device_range(ctx, result, akx_dtype_size(acc)) == 0)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "result = %p is not device memory of this context, but where is AKX_DEVICE",
+                       result);
+  }
   akx__finish f;
   finish_from_opts(&f, opts, acc, result, acc);
   return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, &f,

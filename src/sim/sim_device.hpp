@@ -170,7 +170,13 @@ template <class T>
 inline T gld(const T *p, const sim::site &s = sim::site::current()) {
   sim::global_access(p, sizeof(T), false, false, s, alignof(T));
   T v;
-  memcpy(&v, p, sizeof(T));
+  if constexpr (std::is_same_v<T, bool>) {  // a bool is any byte: nonzero is true
+    unsigned char b;
+    memcpy(&b, p, 1);
+    v = b != 0;
+  } else {
+    memcpy(&v, p, sizeof(T));
+  }
   sim::plain_load_done(p, sizeof(T), &v, s);
   return v;
 }
@@ -183,7 +189,13 @@ template <class T, int N>
 inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) {
   sim::global_access(p, sizeof(vec<T, N>), false, false, s, alignof(vec<T, N>));
   vec<T, N> v;
-  memcpy(&v, p, sizeof(v));
+  if constexpr (std::is_same_v<T, bool>) {
+    unsigned char b[N];
+    memcpy(b, p, N);
+    for (int j = 0; j < N; ++j) v.v[j] = b[j] != 0;
+  } else {
+    memcpy(&v, p, sizeof(v));
+  }
   sim::plain_load_done(p, sizeof(v), &v, s);
   return v;
 }

@@ -119,10 +119,10 @@ static int untouched(const unsigned char *p, size_t n, const unsigned char *ref)
 }
 
 /* The status a case must end with: UNSUPPORTED for a refused combination, INVALID_ARGUMENT
- * for an empty MIN/MAX without init. */
+ * for an empty MIN/MAX without init or fold (with fold, the previous value is the answer). */
 static akx_status expected_status(int supported, int64_t n, const tfx_case *c) {
   if (!supported) return AKX_ERROR_UNSUPPORTED;
-  if (n == 0 && (c->op == AKX_OP_MIN || c->op == AKX_OP_MAX) && !c->init)
+  if (n == 0 && (c->op == AKX_OP_MIN || c->op == AKX_OP_MAX) && !c->init && !c->fold)
     return AKX_ERROR_INVALID_ARGUMENT;
   return AKX_SUCCESS;
 }

@@ -44,7 +44,7 @@ tfx_case tfx_case_make(akx_map m, akx_op op);
 /* Runs akx_mapreduce(dev_view) and checks status and value against the reference over
  * host_view (same layout over a host mirror). Expects AKX_ERROR_UNSUPPORTED (and an
  * untouched result) when the combination is not supported, AKX_ERROR_INVALID_ARGUMENT
- * for an empty MIN/MAX without init. Checks that no byte past the accumulator is
+ * for an empty MIN/MAX without init or fold. Checks that no byte past the accumulator is
  * written. Returns 1 when all is well; else 0 and a sentence in msg. */
 int tfx_check_mapreduce(akx_context *ctx, const akx_array *dev_view, const akx_array *host_view,
                         const tfx_case *c, char *msg, size_t len);

@@ -1,0 +1,1088 @@
+/* The bad-input matrix (issue "Reliability"): every public function of akx.h and akx_sim.h
+ * against malformed arguments, one table row per case.
+ *
+ * Each row is one call with one thing wrong. The harness (run_row, below the table) checks,
+ * for every row, the contract of include/akx.h ("on error it returns a status, writes nothing,
+ * and akx_last_error() names the argument and the value at fault"):
+ *  - the status is the row's;
+ *  - the sentence is new (a different call failed just before, leaving a stale sentence) and
+ *    contains every string the row lists (the argument and its bad value);
+ *  - nothing written: every output of every row (host out-params, the device result, dst and
+ *    indices buffers, and the source itself) holds a poison pattern before the call and the
+ *    same bytes after it;
+ *  - nothing launched: the sim's launch counter, reset before the call, is still 0.
+ * Functions without a status (akx_status_string, akx_dtype_size, ...) are PURE rows: they
+ * return their documented value and leave the stale sentence as it was (errno-like).
+ *
+ * Each row runs in its own process (a Criterion parameterized test) with its own sim context
+ * (the fixture bx_setup), so a row that the library wrongly runs cannot disturb the next. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <ctype.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akx.h"
+#include "akx_sim.h"
+#include "fixture.h"
+
+/* ---- the table --------------------------------------------------------------------------------
+ * X(id, function under test, expected status, strings the sentence must contain...)
+ * The strings are matched case-insensitively, all of them; "a|b" accepts either; "=N" is the
+ * number N standing alone (not a digit of a longer number or of a pointer); "$BAD" is the
+ * pointer the row passes as its bad value (printed with %p); "$N" the number the row computed
+ * (a workspace size). PURE: a function without a status (see above); NONE: no string. */
+#define INV AKX_ERROR_INVALID_ARGUMENT
+#define UNS AKX_ERROR_UNSUPPORTED
+#define OOM AKX_ERROR_OUT_OF_MEMORY
+#define WS_SHORT AKX_ERROR_WORKSPACE_TOO_SMALL
+#define PURE (-1)
+#define NONE NULL
+
+#define BAD_INPUT_ROWS(X)                                                                          \
+  /* ---- status, dtypes, array helpers ---- */                                                   \
+  X(status_string_past_end, akx_status_string, PURE, NONE)   /* 10: one past the last status */  \
+  X(status_string_negative, akx_status_string, PURE, NONE)   /* -1 is no status */               \
+  X(dtype_size_past_end, akx_dtype_size, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
+  X(dtype_size_auto, akx_dtype_size, PURE, NONE)             /* AUTO is not an element type */   \
+  X(dtype_name_past_end, akx_dtype_name, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
+  X(dtype_name_negative, akx_dtype_name, PURE, NONE)         /* -2: below AUTO */                \
+  X(vector_negative_n, akx_vector, INV, "src->shape[0]", "=-1")  /* n = -1 */                    \
+  X(array_c_ndim_negative, akx_array_c, INV, "src->ndim", "=-1") /* ndim -1 */                   \
+  X(array_c_ndim_9, akx_array_c, INV, "src->ndim", "=9")         /* ndim 9 > AKX_MAX_DIMS */     \
+  X(array_c_null_shape, akx_array_c, INV, "src->ndim|src->shape") /* ndim 2, shape NULL */       \
+  X(array_f_ndim_9, akx_array_f, INV, "src->ndim", "=9")         /* ndim 9 > AKX_MAX_DIMS */     \
+  X(array_f_null_shape, akx_array_f, INV, "src->ndim|src->shape") /* ndim 2, shape NULL */       \
+  /* ---- contexts ---- */                                                                        \
+  X(create_null_out, akx_context_create, INV, "ctx", "NULL")     /* nowhere to put the ctx */    \
+  X(create_backend_past_end, akx_context_create, INV, "backend", "=3") /* backend 3 */           \
+  X(create_backend_negative, akx_context_create, INV, "backend", "=-1") /* backend -1 */         \
+  X(create_device_negative, akx_context_create, INV, "device", "=-1")  /* device -1 */           \
+  X(create_sim_device_1, akx_context_create, INV, "device", "=1") /* the sim has device 0 only */ \
+  X(destroy_null, akx_context_destroy, PURE, NONE)               /* NULL: documented no-op */    \
+  X(set_stream_null_ctx, akx_context_set_stream, INV, "ctx", "NULL")  /* ctx NULL */             \
+  X(set_stream_garbage, akx_context_set_stream, INV, "stream", "$BAD") /* 0xdeadbeef on the sim */ \
+  X(set_workspace_null_ctx, akx_context_set_workspace, INV, "ctx", "NULL") /* ctx NULL */        \
+  X(set_workspace_null_ptr, akx_context_set_workspace, INV, "ptr", "NULL", "=4096") /* NULL, 4096 */ \
+  X(set_workspace_zero_bytes, akx_context_set_workspace, INV, "bytes", "=0") /* a buffer of 0 */ \
+  X(set_workspace_misaligned, akx_context_set_workspace, INV, "ptr", "$BAD", "aligned") /* +8 */ \
+  X(set_workspace_host, akx_context_set_workspace, INV, "ptr", "$BAD", "device memory") /* stack */ \
+  X(set_workspace_past_end, akx_context_set_workspace, INV, "ptr", "=1048576") /* 1 MiB of 1 KiB */ \
+  X(synchronize_null_ctx, akx_synchronize, INV, "ctx", "NULL")   /* ctx NULL */                  \
+  X(backend_null_ctx, akx_context_backend, PURE, NONE)           /* ctx NULL: AUTO */            \
+  X(info_null_ctx, akx_context_info, INV, "ctx", "NULL")         /* ctx NULL */                  \
+  X(info_null_info, akx_context_info, INV, "info", "NULL")       /* info NULL */                 \
+  /* ---- memory ---- */                                                                          \
+  X(malloc_null_ctx, akx_malloc, INV, "ctx", "NULL")             /* ctx NULL */                  \
+  X(malloc_null_ptr, akx_malloc, INV, "ptr", "NULL")             /* nowhere to put the pointer */ \
+  X(malloc_huge, akx_malloc, OOM, "=18446744073709551615")       /* SIZE_MAX bytes */            \
+  X(free_null_ctx, akx_free, INV, "ctx", "NULL")                 /* ctx NULL */                  \
+  X(free_host_pointer, akx_free, INV, "ptr", "$BAD")             /* a stack address */           \
+  X(free_interior, akx_free, INV, "ptr", "$BAD")                 /* 4 bytes into an allocation */ \
+  X(free_twice, akx_free, INV, "ptr", "$BAD")                    /* already freed */             \
+  X(memcpy_null_ctx, akx_memcpy, INV, "ctx", "NULL")             /* ctx NULL */                  \
+  X(memcpy_kind_past_end, akx_memcpy, INV, "kind", "=3")         /* copy kind 3 */               \
+  X(memcpy_kind_negative, akx_memcpy, INV, "kind", "=-1")        /* copy kind -1 */              \
+  X(memcpy_null_dst, akx_memcpy, INV, "dst", "NULL")             /* dst NULL, 8 bytes */         \
+  X(memcpy_null_src, akx_memcpy, INV, "src", "NULL")             /* src NULL, 8 bytes */         \
+  X(memcpy_src_host, akx_memcpy, INV, "src", "$BAD", "device memory") /* D2H from the stack */   \
+  X(memcpy_dst_host, akx_memcpy, INV, "dst", "$BAD", "device memory") /* H2D into host memory */ \
+  X(memcpy_past_end, akx_memcpy, INV, "src", "=8192")            /* D2D 8 KiB of a 4 KiB src */  \
+  /* ---- akx_mapreduce: pointers ---- */                                                         \
+  X(mr_null_ctx, akx_mapreduce, INV, "ctx", "NULL")              /* ctx NULL */                  \
+  X(mr_null_src, akx_mapreduce, INV, "src", "NULL")              /* src NULL */                  \
+  X(mr_null_result_host, akx_mapreduce, INV, "result", "NULL")   /* result NULL, where HOST */   \
+  X(mr_null_result_device, akx_mapreduce, INV, "result", "NULL") /* result NULL, where DEVICE */ \
+  X(mr_null_data, akx_mapreduce, INV, "src->data", "NULL")       /* data NULL, 5 elements */     \
+  /* ---- akx_mapreduce: ndim, shapes, strides ---- */                                           \
+  X(mr_ndim_int32_max, akx_mapreduce, INV, "src->ndim", "=2147483647")  /* ndim INT32_MAX */     \
+  X(mr_shape_negative, akx_mapreduce, INV, "src->shape[1]", "=-3")      /* shape {4, -3} */      \
+  X(mr_count_overflow_2d, akx_mapreduce, INV, "src", "shape[1]", "=4294967296") /* 2^32 x 2^32 */ \
+  X(mr_count_overflow_3d, akx_mapreduce, INV, "src", "shape[2]", "=4194304") /* 2^21 2^21 2^22 */ \
+  X(mr_stride_2p62, akx_mapreduce, INV, "src->strides[0]", "=4611686018427387904") /* 2^62 x 3 */ \
+  X(mr_stride_half_max, akx_mapreduce, INV, "src->strides[0]", "=4611686018427387903")           \
+    /* INT64_MAX/2 x 3 float32: element offsets fit, byte offsets do not */                      \
+  X(mr_stride_max_int8, akx_mapreduce, INV, "src->strides[0]", "=9223372036854775807")           \
+    /* INT64_MAX x 2 int8: the last byte offset is INT64_MAX, one past it is not */              \
+  X(mr_stride_min_int8, akx_mapreduce, INV, "src->strides[0]", "=-9223372036854775808")          \
+    /* INT64_MIN x 2 int8: the byte extent is 2^63 + 1 */                                        \
+  X(mr_stride_min_shape3, akx_mapreduce, INV, "src->strides[0]", "=-9223372036854775808")        \
+    /* INT64_MIN x 3 float32: the element offset itself overflows */                             \
+  X(mr_strides_sum, akx_mapreduce, INV, "src->strides", "=2305843009213693952")                  \
+    /* {2^61, 2^61} x {3, 3}: each span fits, their sum does not */                              \
+  X(mr_strides_opposite_int8, akx_mapreduce, INV, "src->strides", "4611686018427387903")         \
+    /* {2^62-1, -(2^62-1)} x {3, 3} int8: each side fits, the extent is 2^64 - 3 bytes */        \
+  /* ---- akx_mapreduce: enums, ops, options ---- */                                             \
+  X(mr_dtype_past_end, akx_mapreduce, INV, "src->dtype", "=15")  /* dtype 15 */                  \
+  X(mr_dtype_auto, akx_mapreduce, INV, "src->dtype", "=-1")      /* AUTO is no element type */   \
+  X(mr_map_past_end, akx_mapreduce, INV, "map", "=4")            /* map 4 */                     \
+  X(mr_map_negative, akx_mapreduce, INV, "map", "=-1")           /* map -1 */                    \
+  X(mr_op_past_end, akx_mapreduce, INV, "op", "=7")              /* op 7 */                      \
+  X(mr_op_negative, akx_mapreduce, INV, "op", "=-1")             /* op -1 */                     \
+  X(mr_where_past_end, akx_mapreduce, INV, "where", "=2")        /* where 2 */                   \
+  X(mr_where_negative, akx_mapreduce, INV, "where", "=-1")       /* where -1 */                  \
+  X(mr_xor_float32, akx_mapreduce, UNS, "XOR", "float32")        /* XOR on float32 */            \
+  X(mr_and_complex64, akx_mapreduce, UNS, "AND", "complex64")    /* AND on complex64 */          \
+  X(mr_min_complex64, akx_mapreduce, UNS, "MIN", "complex64")    /* MIN on complex64 */          \
+  X(mr_add_bool_acc, akx_mapreduce, UNS, "ADD", "bool")          /* ADD into a bool accumulator */ \
+  X(mr_acc_99, akx_mapreduce, INV, "opts->acc", "=99")           /* acc 99 */                    \
+  X(mr_acc_int8_for_float32, akx_mapreduce, UNS, "opts->acc", "int8") /* acc int8, src float32 */ \
+  X(mr_block_size_33, akx_mapreduce, INV, "opts->block_size", "=33")    /* not a multiple of 32 */ \
+  X(mr_block_size_2048, akx_mapreduce, INV, "opts->block_size", "=2048") /* over the device max */ \
+  X(mr_items_negative, akx_mapreduce, INV, "opts->items_per_thread", "=-1") /* -1 */             \
+  X(mr_fold_2, akx_mapreduce, INV, "opts->fold", "=2")           /* fold is 0 or 1 */            \
+  X(mr_target_blocks_negative, akx_mapreduce, INV, "opts->target_blocks", "=-5") /* -5 */        \
+  X(mr_empty_min_no_init, akx_mapreduce, INV, "init", "MIN")     /* empty MIN without init */    \
+  /* ---- akx_mapreduce: memory ---- */                                                          \
+  X(mr_src_misaligned, akx_mapreduce, INV, "src->data", "$BAD", "aligned") /* float64 at +4 */   \
+  X(mr_result_misaligned_device, akx_mapreduce, INV, "result", "not aligned")                    \
+    /* float64 device result at +4 bytes, where DEVICE */                                        \
+  X(mr_src_host, akx_mapreduce, INV, "src", "$BAD", "device memory") /* a stack array as src */  \
+  X(mr_src_past_end, akx_mapreduce, INV, "src", "=4100")         /* 1025 float32 of 1024 */      \
+  X(mr_src_before_start, akx_mapreduce, INV, "src", "$BAD")      /* stride -1 leaves the start */ \
+  X(mr_result_host_for_device, akx_mapreduce, INV, "result", "$BAD", "device memory")            \
+    /* a host result with where DEVICE */                                                        \
+  X(mr_result_past_end, akx_mapreduce, INV, "result", "$BAD")    /* device result one past the end */ \
+  X(mr_workspace_short_host, akx_mapreduce, WS_SHORT, "workspace", "$N") /* 1 byte short */      \
+  X(mr_workspace_short_device, akx_mapreduce, WS_SHORT, "workspace", "$N") /* same, DEVICE */    \
+  /* ---- akx_mapreduce_workspace_size ---- */                                                   \
+  X(ws_null_ctx, akx_mapreduce_workspace_size, INV, "ctx", "NULL")      /* ctx NULL */           \
+  X(ws_null_src, akx_mapreduce_workspace_size, INV, "src", "NULL")      /* src NULL */           \
+  X(ws_null_bytes, akx_mapreduce_workspace_size, INV, "bytes", "NULL")  /* bytes NULL */         \
+  X(ws_op_past_end, akx_mapreduce_workspace_size, INV, "op", "=7")      /* op 7 */               \
+  X(ws_xor_float32, akx_mapreduce_workspace_size, UNS, "XOR", "float32") /* XOR on float32 */    \
+  X(ws_ndim_9, akx_mapreduce_workspace_size, INV, "src->ndim", "=9")    /* ndim 9 */             \
+  X(ws_fold_2, akx_mapreduce_workspace_size, INV, "opts->fold", "=2")   /* fold 2 */             \
+  X(ws_block_size_33, akx_mapreduce_workspace_size, INV, "opts->block_size", "=33") /* 33 */     \
+  X(ws_stride_overflow, akx_mapreduce_workspace_size, INV, "src->strides[0]", "=4611686018427387904") \
+    /* 2^62 x 3 */                                                                               \
+  /* ---- akx_reduce_dims (no workspace-size query of its own exists) ---- */                    \
+  X(rd_null_ctx, akx_reduce_dims, INV, "ctx", "NULL")            /* ctx NULL */                  \
+  X(rd_null_dst, akx_reduce_dims, INV, "dst", "NULL")            /* dst NULL */                  \
+  X(rd_null_src, akx_reduce_dims, INV, "src", "NULL")            /* src NULL */                  \
+  X(rd_dst_dtype_99, akx_reduce_dims, INV, "dst->dtype", "=99")  /* dst dtype 99 */              \
+  X(rd_dst_dtype_auto, akx_reduce_dims, INV, "dst->dtype", "=-1") /* dst dtype AUTO */           \
+  X(rd_dst_ndim_9, akx_reduce_dims, INV, "dst->ndim", "=9")      /* dst ndim 9 */                \
+  X(rd_ndim_mismatch, akx_reduce_dims, INV, "dst->ndim", "=1", "=2") /* dst ndim 1, src ndim 2 */ \
+  X(rd_dst_shape_7, akx_reduce_dims, INV, "dst->shape[1]", "=7") /* 7 is neither 1 nor 128 */    \
+  X(rd_dst_shape_negative, akx_reduce_dims, INV, "dst->shape[0]", "=-1") /* dst shape {-1, 1} */ \
+  X(rd_dst_null_data, akx_reduce_dims, INV, "dst->data", "NULL") /* dst data NULL */             \
+  X(rd_dst_zero_stride, akx_reduce_dims, INV, "dst->strides[0]", "=0") /* stride 0 in a dst */   \
+  X(rd_dst_host, akx_reduce_dims, INV, "dst", "$BAD", "device memory") /* dst on the stack */    \
+  X(rd_dst_misaligned, akx_reduce_dims, INV, "dst->data", "aligned") /* float64 dst at +4 */     \
+  X(rd_overlap, akx_reduce_dims, INV, "dst", "overlap")          /* dst inside src */            \
+  X(rd_src_host, akx_reduce_dims, INV, "src", "$BAD", "device memory") /* src on the stack */    \
+  X(rd_src_stride_overflow, akx_reduce_dims, INV, "src->strides[0]", "=4611686018427387904")     \
+    /* src 2^62 x 3 */                                                                           \
+  X(rd_and_complex64, akx_reduce_dims, UNS, "AND", "complex64")  /* AND on complex64 */          \
+  X(rd_op_past_end, akx_reduce_dims, INV, "op", "=7")            /* op 7 */                      \
+  X(rd_map_negative, akx_reduce_dims, INV, "map", "=-1")         /* map -1 */                    \
+  X(rd_block_size_33, akx_reduce_dims, INV, "opts->block_size", "=33") /* block_size 33 */       \
+  X(rd_workspace_short, akx_reduce_dims, WS_SHORT, "workspace", "$N") /* 1 byte short */         \
+  /* ---- akx_scan, akx_findall: not implemented, their current refusal ---- */                  \
+  X(scan_null_ctx, akx_scan, INV, "ctx", "NULL")                 /* ctx NULL */                  \
+  X(scan_dim_9, akx_scan, UNS, "akx_scan", "not implemented")    /* dim 9 of a 1-d src */        \
+  X(scan_null_arrays, akx_scan, UNS, "akx_scan", "not implemented") /* dst and src NULL */       \
+  X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
+  X(findall_small_output, akx_findall, UNS, "akx_findall", "not implemented")                    \
+    /* 1024 nonzeros, room for 4 indices (OUTPUT_TOO_SMALL once implemented) */                  \
+  X(findall_null_count, akx_findall, UNS, "akx_findall", "not implemented") /* count NULL */     \
+  /* ---- the sim's counters ---- */                                                             \
+  X(sim_reset_null_ctx, akx_sim_counters_reset, INV, "akx_sim_counters_reset", "ctx", "NULL")    \
+    /* ctx NULL */                                                                               \
+  X(sim_get_null_ctx, akx_sim_counters_get, INV, "akx_sim_counters_get", "ctx", "NULL") /* NULL */ \
+  X(sim_get_capacity_negative, akx_sim_counters_get, INV, "capacity", "=-1") /* capacity -1 */   \
+  X(sim_get_null_per_kernel, akx_sim_counters_get, INV, "per_kernel", "=2") /* NULL, capacity 2 */ \
+  X(sim_sites_null_ctx, akx_sim_sites_get, INV, "akx_sim_sites_get", "ctx", "NULL") /* NULL */   \
+  X(sim_sites_capacity_negative, akx_sim_sites_get, INV, "capacity", "=-3") /* capacity -3 */    \
+  X(sim_sites_null_sites, akx_sim_sites_get, INV, "sites", "=4") /* sites NULL, capacity 4 */
+
+/* ---- the world a row runs in ----------------------------------------------------------------- */
+
+#define SRC_BYTES 4096  /* the device source: 1024 float32 (or 512 float64, 4096 int8, ...) */
+#define DOUT_BYTES 1024 /* the device outputs: result | dst | indices */
+#define POISON 0x5Au
+
+/* Every host out-parameter a row may pass; poisoned before the row, compared after it. */
+typedef struct {
+  akx_context *ctx;              /* akx_context_create */
+  void *ptr;                     /* akx_malloc */
+  size_t bytes;                  /* akx_mapreduce_workspace_size */
+  int64_t count;                 /* akx_findall */
+  akx_context_info_t info;       /* akx_context_info */
+  akx_sim_kernel_counters total, per_kernel[2];
+  int32_t kernels;
+  akx_sim_site_counters sites[2];
+  int32_t nsites;
+  _Alignas(16) unsigned char result[64]; /* akx_mapreduce, where HOST */
+  _Alignas(16) unsigned char copy[64];   /* akx_memcpy's host side */
+} bx_out;
+
+typedef struct {
+  akx_context *ctx;       /* one sim context per test */
+  unsigned char *src;     /* device, SRC_BYTES of a fixed pattern: no row may change it */
+  unsigned char *dout;    /* device, DOUT_BYTES, poisoned before each row */
+  unsigned char *dres;    /* dout + 0: a device result */
+  unsigned char *ddst;    /* dout + 256: a dst */
+  int64_t *didx;          /* dout + 512: 64 indices */
+  akx_array v32;          /* 1024 float32 over src */
+  akx_array m2;           /* {8, 128} float32, row-major over src */
+  akx_array dst11;        /* {1, 1} float32 at ddst */
+  bx_out out;
+  void *ws;               /* a caller workspace a row handed to the context */
+  const void *bad;        /* the pointer the sentence must print ("$BAD") */
+  long long bad_n;        /* the number the sentence must print ("$N") */
+  char got[256];          /* PURE rows: what the function returned, when wrong */
+} bx;
+
+typedef akx_status (*bx_call)(bx *x);
+
+typedef struct {
+  const char *id;
+  const char *fn;
+  bx_call call;
+  int want; /* an akx_status, or PURE */
+  const char *says[4];
+} bx_row;
+
+#define BX_DECLARE(id, fn, want, ...) static akx_status row_##id(bx *x);
+BAD_INPUT_ROWS(BX_DECLARE)
+#define BX_ENTRY(id, fn, want, ...) {#id, #fn, row_##id, want, {__VA_ARGS__}},
+static bx_row rows[] = {BAD_INPUT_ROWS(BX_ENTRY)};
+#define N_ROWS (sizeof rows / sizeof rows[0])
+
+static bx g; /* Criterion forks per test: one per row */
+
+static void bx_setup(void) {
+  memset(&g, 0, sizeof g);
+  unsetenv("AKX_SIM_COUNTERS"); /* counting on: "nothing launched" must mean something */
+  akx_status s = akx_context_create(&g.ctx, AKX_BACKEND_SIM, 0);
+  cr_assert(s == AKX_SUCCESS && g.ctx, "akx_context_create(SIM) = %s: %s", akx_status_string(s),
+            akx_last_error());
+  g.src = tfx_alloc(g.ctx, SRC_BYTES);
+  unsigned char pattern[SRC_BYTES];
+  for (size_t i = 0; i < SRC_BYTES; i++) pattern[i] = (unsigned char)(i * 7u + 1u);
+  tfx_to_device(g.ctx, g.src, pattern, SRC_BYTES);
+  g.dout = tfx_alloc(g.ctx, DOUT_BYTES);
+  g.dres = g.dout;
+  g.ddst = g.dout + 256;
+  g.didx = (int64_t *)(void *)(g.dout + 512);
+  g.v32 = akx_vector(g.src, AKX_FLOAT32, SRC_BYTES / 4);
+  const int64_t s2[2] = {8, 128}, s11[2] = {1, 1};
+  g.m2 = akx_array_c(g.src, AKX_FLOAT32, 2, s2);
+  g.dst11 = akx_array_c(g.ddst, AKX_FLOAT32, 2, s11);
+}
+
+static void bx_teardown(void) {
+  if (g.ws) {
+    (void)akx_context_set_workspace(g.ctx, NULL, 0);
+    (void)akx_free(g.ctx, g.ws);
+  }
+  (void)akx_free(g.ctx, g.dout);
+  (void)akx_free(g.ctx, g.src);
+  akx_context_destroy(g.ctx);
+}
+
+/* ---- the rows -------------------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+#define BX_UNUSED __attribute__((unused))
+#else
+#define BX_UNUSED
+#endif
+#define ROW(id) static akx_status row_##id(bx *x BX_UNUSED)
+#define ID AKX_MAP_IDENTITY
+#define ADD AKX_OP_ADD
+/* akx_mapreduce of `src` with everything else valid */
+#define MR(src) akx_mapreduce(x->ctx, (src), ID, ADD, NULL, x->out.result, AKX_HOST)
+#define MR_OPTS(o) akx_mapreduce(x->ctx, &x->v32, ID, ADD, (o), x->out.result, AKX_HOST)
+#define RD(dst, src) akx_reduce_dims(x->ctx, (dst), (src), ID, ADD, NULL)
+#define WS(src) akx_mapreduce_workspace_size(x->ctx, (src), ID, ADD, NULL, &x->out.bytes)
+#define PURE_OK(cond, ...) \
+  ((cond) ? AKX_SUCCESS : (snprintf(x->got, sizeof x->got, __VA_ARGS__), AKX_ERROR_INTERNAL))
+
+static akx_reduce_opts opts(void) { return akx_reduce_opts_default(); }
+
+static akx_array vec(bx *x, akx_dtype t, int64_t n) { return akx_vector(x->src, t, n); }
+
+/* A 1-d or 2-d view of src with its own shape and strides (a float32 or int8 view). */
+static akx_array view(bx *x, akx_dtype t, int32_t ndim, const int64_t *shape,
+                      const int64_t *strides) {
+  akx_array a = akx_array_c(x->src, t, ndim, shape);
+  for (int32_t d = 0; d < ndim; d++) a.strides[d] = strides[d];
+  return a;
+}
+
+/* status, dtypes, array helpers */
+ROW(status_string_past_end) {
+  const char *s = akx_status_string((akx_status)10);
+  return PURE_OK(s && !strcmp(s, "unknown status"), "\"%s\"", s ? s : "(null)");
+}
+ROW(status_string_negative) {
+  const char *s = akx_status_string((akx_status)-1);
+  return PURE_OK(s && !strcmp(s, "unknown status"), "\"%s\"", s ? s : "(null)");
+}
+ROW(dtype_size_past_end) {
+  size_t n = akx_dtype_size((akx_dtype)AKX_DTYPE_COUNT);
+  return PURE_OK(n == 0, "%zu", n);
+}
+ROW(dtype_size_auto) {
+  size_t n = akx_dtype_size(AKX_DTYPE_AUTO);
+  return PURE_OK(n == 0, "%zu", n);
+}
+ROW(dtype_name_past_end) {
+  const char *s = akx_dtype_name((akx_dtype)AKX_DTYPE_COUNT);
+  return PURE_OK(s && !strcmp(s, "invalid"), "\"%s\"", s ? s : "(null)");
+}
+ROW(dtype_name_negative) {
+  const char *s = akx_dtype_name((akx_dtype)-2);
+  return PURE_OK(s && !strcmp(s, "invalid"), "\"%s\"", s ? s : "(null)");
+}
+ROW(vector_negative_n) {
+  akx_array v = akx_vector(x->src, AKX_FLOAT32, -1);
+  return MR(&v);
+}
+ROW(array_c_ndim_negative) {
+  const int64_t s[1] = {4};
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, -1, s);
+  return MR(&v);
+}
+ROW(array_c_ndim_9) {
+  const int64_t s[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, 9, s);
+  return MR(&v);
+}
+ROW(array_c_null_shape) {
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, 2, NULL);
+  return MR(&v);
+}
+ROW(array_f_ndim_9) {
+  const int64_t s[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  akx_array v = akx_array_f(x->src, AKX_FLOAT32, 9, s);
+  return MR(&v);
+}
+ROW(array_f_null_shape) {
+  akx_array v = akx_array_f(x->src, AKX_FLOAT32, 2, NULL);
+  return MR(&v);
+}
+
+/* contexts */
+ROW(create_null_out) { return akx_context_create(NULL, AKX_BACKEND_SIM, 0); }
+ROW(create_backend_past_end) {
+  return akx_context_create(&x->out.ctx, (akx_backend)3, 0);
+}
+ROW(create_backend_negative) {
+  return akx_context_create(&x->out.ctx, (akx_backend)-1, 0);
+}
+ROW(create_device_negative) { return akx_context_create(&x->out.ctx, AKX_BACKEND_SIM, -1); }
+ROW(create_sim_device_1) { return akx_context_create(&x->out.ctx, AKX_BACKEND_SIM, 1); }
+ROW(destroy_null) {
+  akx_context_destroy(NULL);
+  return AKX_SUCCESS;
+}
+ROW(set_stream_null_ctx) { return akx_context_set_stream(NULL, NULL); }
+ROW(set_stream_garbage) {
+  x->bad = (void *)(uintptr_t)0xdeadbeef;
+  return akx_context_set_stream(x->ctx, (void *)(uintptr_t)0xdeadbeef);
+}
+ROW(set_workspace_null_ctx) { return akx_context_set_workspace(NULL, x->ddst, 256); }
+ROW(set_workspace_null_ptr) { return akx_context_set_workspace(x->ctx, NULL, 4096); }
+ROW(set_workspace_zero_bytes) { return akx_context_set_workspace(x->ctx, x->dout, 0); }
+ROW(set_workspace_misaligned) {
+  x->bad = x->dout + 8;
+  return akx_context_set_workspace(x->ctx, x->dout + 8, 256);
+}
+ROW(set_workspace_host) {
+  static _Alignas(256) unsigned char host[512];
+  x->bad = host;
+  return akx_context_set_workspace(x->ctx, host, sizeof host);
+}
+ROW(set_workspace_past_end) { return akx_context_set_workspace(x->ctx, x->dout, 1 << 20); }
+ROW(synchronize_null_ctx) { return akx_synchronize(NULL); }
+ROW(backend_null_ctx) {
+  akx_backend b = akx_context_backend(NULL);
+  return PURE_OK(b == AKX_BACKEND_AUTO, "%d", (int)b);
+}
+ROW(info_null_ctx) { return akx_context_info(NULL, &x->out.info); }
+ROW(info_null_info) { return akx_context_info(x->ctx, NULL); }
+
+/* memory */
+ROW(malloc_null_ctx) { return akx_malloc(NULL, &x->out.ptr, 16); }
+ROW(malloc_null_ptr) { return akx_malloc(x->ctx, NULL, 16); }
+ROW(malloc_huge) { return akx_malloc(x->ctx, &x->out.ptr, SIZE_MAX); }
+ROW(free_null_ctx) { return akx_free(NULL, x->ddst); }
+ROW(free_host_pointer) {
+  int local[4];
+  x->bad = local;
+  return akx_free(x->ctx, local);
+}
+ROW(free_interior) {
+  x->bad = x->src + 4;
+  return akx_free(x->ctx, x->src + 4);
+}
+ROW(free_twice) {
+  void *p = tfx_alloc(x->ctx, 64);
+  tfx_free(x->ctx, p);
+  x->bad = p;
+  return akx_free(x->ctx, p);
+}
+ROW(memcpy_null_ctx) {
+  return akx_memcpy(NULL, x->out.copy, x->src, 8, AKX_COPY_DEVICE_TO_HOST);
+}
+ROW(memcpy_kind_past_end) {
+  return akx_memcpy(x->ctx, x->ddst, x->src, 8, (akx_copy_kind)3);
+}
+ROW(memcpy_kind_negative) {
+  return akx_memcpy(x->ctx, x->ddst, x->src, 8, (akx_copy_kind)-1);
+}
+ROW(memcpy_null_dst) { return akx_memcpy(x->ctx, NULL, x->src, 8, AKX_COPY_DEVICE_TO_HOST); }
+ROW(memcpy_null_src) { return akx_memcpy(x->ctx, x->out.copy, NULL, 8, AKX_COPY_DEVICE_TO_HOST); }
+ROW(memcpy_src_host) {
+  unsigned char local[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  x->bad = local;
+  return akx_memcpy(x->ctx, x->out.copy, local, 8, AKX_COPY_DEVICE_TO_HOST);
+}
+ROW(memcpy_dst_host) {
+  static const unsigned char host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  x->bad = x->out.copy;
+  return akx_memcpy(x->ctx, x->out.copy, host, 8, AKX_COPY_HOST_TO_DEVICE);
+}
+ROW(memcpy_past_end) {
+  return akx_memcpy(x->ctx, x->ddst, x->src, 2 * SRC_BYTES, AKX_COPY_DEVICE_TO_DEVICE);
+}
+
+/* akx_mapreduce: pointers */
+ROW(mr_null_ctx) { return akx_mapreduce(NULL, &x->v32, ID, ADD, NULL, x->out.result, AKX_HOST); }
+ROW(mr_null_src) { return MR(NULL); }
+ROW(mr_null_result_host) { return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, NULL, AKX_HOST); }
+ROW(mr_null_result_device) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, NULL, AKX_DEVICE);
+}
+ROW(mr_null_data) {
+  akx_array v = akx_vector(NULL, AKX_FLOAT32, 5);
+  return MR(&v);
+}
+
+/* akx_mapreduce: ndim, shapes, strides */
+ROW(mr_ndim_int32_max) {
+  akx_array v = x->v32;
+  v.ndim = INT32_MAX;
+  return MR(&v);
+}
+ROW(mr_shape_negative) {
+  const int64_t s[2] = {4, -3};
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, 2, s);
+  return MR(&v);
+}
+ROW(mr_count_overflow_2d) {
+  const int64_t s[2] = {INT64_C(1) << 32, INT64_C(1) << 32};
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, 2, s);
+  return MR(&v);
+}
+ROW(mr_count_overflow_3d) {
+  const int64_t s[3] = {INT64_C(1) << 21, INT64_C(1) << 21, INT64_C(1) << 22};
+  akx_array v = akx_array_c(x->src, AKX_FLOAT32, 3, s);
+  return MR(&v);
+}
+ROW(mr_stride_2p62) {
+  const int64_t n[1] = {3}, s[1] = {INT64_C(1) << 62};
+  akx_array v = view(x, AKX_FLOAT32, 1, n, s);
+  return MR(&v);
+}
+ROW(mr_stride_half_max) {
+  const int64_t n[1] = {3}, s[1] = {INT64_MAX / 2};
+  akx_array v = view(x, AKX_FLOAT32, 1, n, s);
+  return MR(&v);
+}
+ROW(mr_stride_max_int8) {
+  const int64_t n[1] = {2}, s[1] = {INT64_MAX};
+  akx_array v = view(x, AKX_INT8, 1, n, s);
+  return MR(&v);
+}
+ROW(mr_stride_min_int8) {
+  const int64_t n[1] = {2}, s[1] = {INT64_MIN};
+  akx_array v = view(x, AKX_INT8, 1, n, s);
+  return MR(&v);
+}
+ROW(mr_stride_min_shape3) {
+  const int64_t n[1] = {3}, s[1] = {INT64_MIN};
+  akx_array v = view(x, AKX_FLOAT32, 1, n, s);
+  return MR(&v);
+}
+ROW(mr_strides_sum) {
+  const int64_t n[2] = {3, 3}, s[2] = {INT64_C(1) << 61, INT64_C(1) << 61};
+  akx_array v = view(x, AKX_FLOAT32, 2, n, s);
+  return MR(&v);
+}
+ROW(mr_strides_opposite_int8) {
+  const int64_t n[2] = {3, 3}, s[2] = {(INT64_C(1) << 62) - 1, -((INT64_C(1) << 62) - 1)};
+  akx_array v = view(x, AKX_INT8, 2, n, s);
+  return MR(&v);
+}
+
+/* akx_mapreduce: enums, ops, options */
+ROW(mr_dtype_past_end) {
+  akx_array v = x->v32;
+  v.dtype = (akx_dtype)AKX_DTYPE_COUNT;
+  return MR(&v);
+}
+ROW(mr_dtype_auto) {
+  akx_array v = x->v32;
+  v.dtype = AKX_DTYPE_AUTO;
+  return MR(&v);
+}
+ROW(mr_map_past_end) {
+  return akx_mapreduce(x->ctx, &x->v32, (akx_map)4, ADD, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_map_negative) {
+  return akx_mapreduce(x->ctx, &x->v32, (akx_map)-1, ADD, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_op_past_end) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)7, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_op_negative) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)-1, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_where_past_end) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->dres, (akx_where)2);
+}
+ROW(mr_where_negative) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->out.result, (akx_where)-1);
+}
+ROW(mr_xor_float32) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, AKX_OP_XOR, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_and_complex64) {
+  akx_array v = vec(x, AKX_COMPLEX64, SRC_BYTES / 8);
+  return akx_mapreduce(x->ctx, &v, ID, AKX_OP_AND, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_min_complex64) {
+  akx_array v = vec(x, AKX_COMPLEX64, SRC_BYTES / 8);
+  return akx_mapreduce(x->ctx, &v, ID, AKX_OP_MIN, NULL, x->dres, AKX_DEVICE);
+}
+ROW(mr_add_bool_acc) {
+  akx_array v = vec(x, AKX_BOOL, SRC_BYTES);
+  akx_reduce_opts o = opts();
+  o.acc = AKX_BOOL;
+  return akx_mapreduce(x->ctx, &v, ID, ADD, &o, x->out.result, AKX_HOST);
+}
+ROW(mr_acc_99) {
+  akx_reduce_opts o = opts();
+  o.acc = (akx_dtype)99;
+  return MR_OPTS(&o);
+}
+ROW(mr_acc_int8_for_float32) {
+  akx_reduce_opts o = opts();
+  o.acc = AKX_INT8;
+  return MR_OPTS(&o);
+}
+ROW(mr_block_size_33) {
+  akx_reduce_opts o = opts();
+  o.block_size = 33;
+  return MR_OPTS(&o);
+}
+ROW(mr_block_size_2048) {
+  akx_reduce_opts o = opts();
+  o.block_size = 2048;
+  return MR_OPTS(&o);
+}
+ROW(mr_items_negative) {
+  akx_reduce_opts o = opts();
+  o.items_per_thread = -1;
+  return MR_OPTS(&o);
+}
+ROW(mr_fold_2) {
+  akx_reduce_opts o = opts();
+  o.fold = 2;
+  return MR_OPTS(&o);
+}
+ROW(mr_target_blocks_negative) {
+  akx_reduce_opts o = opts();
+  o.target_blocks = -5;
+  return MR_OPTS(&o);
+}
+ROW(mr_empty_min_no_init) {
+  akx_array v = vec(x, AKX_FLOAT32, 0);
+  return akx_mapreduce(x->ctx, &v, ID, AKX_OP_MIN, NULL, x->out.result, AKX_HOST);
+}
+
+/* akx_mapreduce: memory */
+ROW(mr_src_misaligned) {
+  akx_array v = akx_vector(x->src + 4, AKX_FLOAT64, 16);
+  x->bad = x->src + 4;
+  return MR(&v);
+}
+ROW(mr_result_misaligned_device) {
+  akx_array v = vec(x, AKX_FLOAT64, 16); /* acc float64: an 8-byte result */
+  return akx_mapreduce(x->ctx, &v, ID, ADD, NULL, x->dres + 4, AKX_DEVICE);
+}
+ROW(mr_src_host) {
+  float host[64] = {0};
+  akx_array v = akx_vector(host, AKX_FLOAT32, 64);
+  x->bad = host;
+  return MR(&v);
+}
+ROW(mr_src_past_end) {
+  akx_array v = vec(x, AKX_FLOAT32, SRC_BYTES / 4 + 1);
+  x->bad_n = SRC_BYTES + 4;
+  return MR(&v);
+}
+ROW(mr_src_before_start) {
+  akx_array v = akx_vector(x->src + 5 * 4, AKX_FLOAT32, 10);
+  v.strides[0] = -1; /* elements 5, 4, ..., -4 */
+  x->bad = (const void *)((uintptr_t)x->src - 4 * 4);
+  return MR(&v);
+}
+ROW(mr_result_host_for_device) {
+  x->bad = x->out.result;
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->out.result, AKX_DEVICE);
+}
+ROW(mr_result_past_end) {
+  x->bad = x->dout + DOUT_BYTES; /* a float32 result just past the allocation */
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->dout + DOUT_BYTES, AKX_DEVICE);
+}
+/* A caller workspace one byte smaller than the query says `src` needs. */
+static void workspace_one_short(bx *x, const akx_array *src) {
+  size_t need = 0;
+  cr_assert_eq(akx_mapreduce_workspace_size(x->ctx, src, ID, ADD, NULL, &need), AKX_SUCCESS,
+               "%s", akx_last_error());
+  cr_assert(need > 1, "the query says %zu bytes", need);
+  x->ws = tfx_alloc(x->ctx, need);
+  cr_assert_eq(akx_context_set_workspace(x->ctx, x->ws, need - 1), AKX_SUCCESS, "%s",
+               akx_last_error());
+  x->bad_n = (long long)(need - 1);
+}
+ROW(mr_workspace_short_host) {
+  workspace_one_short(x, &x->v32);
+  return MR(&x->v32);
+}
+ROW(mr_workspace_short_device) {
+  workspace_one_short(x, &x->v32);
+  return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->dres, AKX_DEVICE);
+}
+
+/* akx_mapreduce_workspace_size */
+ROW(ws_null_ctx) {
+  return akx_mapreduce_workspace_size(NULL, &x->v32, ID, ADD, NULL, &x->out.bytes);
+}
+ROW(ws_null_src) { return WS(NULL); }
+ROW(ws_null_bytes) { return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, ADD, NULL, NULL); }
+ROW(ws_op_past_end) {
+  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, (akx_op)7, NULL, &x->out.bytes);
+}
+ROW(ws_xor_float32) {
+  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, AKX_OP_XOR, NULL, &x->out.bytes);
+}
+ROW(ws_ndim_9) {
+  akx_array v = x->v32;
+  v.ndim = 9;
+  return WS(&v);
+}
+ROW(ws_fold_2) {
+  akx_reduce_opts o = opts();
+  o.fold = 2;
+  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, ADD, &o, &x->out.bytes);
+}
+ROW(ws_block_size_33) {
+  akx_reduce_opts o = opts();
+  o.block_size = 33;
+  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, ADD, &o, &x->out.bytes);
+}
+ROW(ws_stride_overflow) {
+  const int64_t n[1] = {3}, s[1] = {INT64_C(1) << 62};
+  akx_array v = view(x, AKX_FLOAT32, 1, n, s);
+  return WS(&v);
+}
+
+/* akx_reduce_dims: src {8, 128} float32, dst {1, 1} float32 unless the row says otherwise */
+ROW(rd_null_ctx) { return akx_reduce_dims(NULL, &x->dst11, &x->m2, ID, ADD, NULL); }
+ROW(rd_null_dst) { return RD(NULL, &x->m2); }
+ROW(rd_null_src) { return RD(&x->dst11, NULL); }
+ROW(rd_dst_dtype_99) {
+  akx_array d = x->dst11;
+  d.dtype = (akx_dtype)99;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_dtype_auto) {
+  akx_array d = x->dst11;
+  d.dtype = AKX_DTYPE_AUTO;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_ndim_9) {
+  akx_array d = x->dst11;
+  d.ndim = 9;
+  return RD(&d, &x->m2);
+}
+ROW(rd_ndim_mismatch) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 1);
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_shape_7) {
+  akx_array d = x->dst11;
+  d.shape[1] = 7;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_shape_negative) {
+  akx_array d = x->dst11;
+  d.shape[0] = -1;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_null_data) {
+  akx_array d = x->dst11;
+  d.data = NULL;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_zero_stride) {
+  const int64_t s[2] = {8, 1};
+  akx_array d = akx_array_c(x->ddst, AKX_FLOAT32, 2, s);
+  d.strides[0] = 0;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_host) {
+  float host[4] = {0};
+  akx_array d = x->dst11;
+  d.data = host;
+  x->bad = host;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dst_misaligned) {
+  akx_array d = x->dst11;
+  d.data = x->ddst + 4;
+  d.dtype = AKX_FLOAT64;
+  return RD(&d, &x->m2);
+}
+ROW(rd_overlap) {
+  akx_array d = x->dst11;
+  d.data = x->src + 400; /* element 100 of the source */
+  return RD(&d, &x->m2);
+}
+ROW(rd_src_host) {
+  float host[8 * 128] = {0};
+  const int64_t s[2] = {8, 128};
+  akx_array v = akx_array_c(host, AKX_FLOAT32, 2, s);
+  x->bad = host;
+  return RD(&x->dst11, &v);
+}
+ROW(rd_src_stride_overflow) {
+  const int64_t n[2] = {3, 1}, s[2] = {INT64_C(1) << 62, 1};
+  akx_array v = view(x, AKX_FLOAT32, 2, n, s);
+  return RD(&x->dst11, &v);
+}
+ROW(rd_and_complex64) {
+  const int64_t s[2] = {8, 64};
+  akx_array v = akx_array_c(x->src, AKX_COMPLEX64, 2, s);
+  akx_array d = x->dst11;
+  d.dtype = AKX_COMPLEX64;
+  return akx_reduce_dims(x->ctx, &d, &v, ID, AKX_OP_AND, NULL);
+}
+ROW(rd_op_past_end) { return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, ID, (akx_op)7, NULL); }
+ROW(rd_map_negative) {
+  return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, (akx_map)-1, ADD, NULL);
+}
+ROW(rd_block_size_33) {
+  akx_reduce_opts o = opts();
+  o.block_size = 33;
+  return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, ID, ADD, &o);
+}
+ROW(rd_workspace_short) {
+  workspace_one_short(x, &x->m2); /* reduce_dims has no query: mapreduce's, same src */
+  return RD(&x->dst11, &x->m2);
+}
+
+/* akx_scan, akx_findall */
+ROW(scan_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan(NULL, &d, &s, ADD, 0, NULL);
+}
+ROW(scan_dim_9) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan(x->ctx, &d, &s, ADD, 9, NULL);
+}
+ROW(scan_null_arrays) { return akx_scan(x->ctx, NULL, NULL, ADD, 0, NULL); }
+ROW(findall_null_ctx) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall(NULL, &x->v32, &idx, &x->out.count);
+}
+ROW(findall_small_output) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 4); /* the source has no zero */
+  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
+}
+ROW(findall_null_count) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall(x->ctx, &x->v32, &idx, NULL);
+}
+
+/* the sim's counters */
+ROW(sim_reset_null_ctx) { return akx_sim_counters_reset(NULL); }
+ROW(sim_get_null_ctx) {
+  return akx_sim_counters_get(NULL, &x->out.total, x->out.per_kernel, 2, &x->out.kernels);
+}
+ROW(sim_get_capacity_negative) {
+  return akx_sim_counters_get(x->ctx, &x->out.total, x->out.per_kernel, -1, &x->out.kernels);
+}
+ROW(sim_get_null_per_kernel) {
+  return akx_sim_counters_get(x->ctx, &x->out.total, NULL, 2, &x->out.kernels);
+}
+ROW(sim_sites_null_ctx) { return akx_sim_sites_get(NULL, x->out.sites, 2, &x->out.nsites); }
+ROW(sim_sites_capacity_negative) {
+  return akx_sim_sites_get(x->ctx, x->out.sites, -3, &x->out.nsites);
+}
+ROW(sim_sites_null_sites) { return akx_sim_sites_get(x->ctx, NULL, 4, &x->out.nsites); }
+
+/* ---- the harness ----------------------------------------------------------------------------- */
+
+static void lower(const char *s, char *out, size_t len) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < len; i++) out[i] = (char)tolower((unsigned char)s[i]);
+  out[i] = '\0';
+}
+
+/* `num` in s, not part of a longer number, a pointer or an identifier. */
+static int has_number(const char *s, const char *num) {
+  const size_t n = strlen(num);
+  for (const char *p = strstr(s, num); p; p = strstr(p + 1, num)) {
+    const char before = p == s ? ' ' : p[-1], after = p[n];
+    if (isalnum((unsigned char)before) || before == '-' || before == '.' || before == '_') continue;
+    if (isalnum((unsigned char)after) || after == '.' || after == '_') continue;
+    return 1;
+  }
+  return 0;
+}
+
+/* One alternative of a row's string against the lower-cased sentence. */
+static int says_one(const char *sentence, const char *alt, size_t len, const bx *x) {
+  char want[128], buf[128];
+  snprintf(want, sizeof want, "%.*s", (int)len, alt);
+  if (!strcmp(want, "$BAD")) {
+    snprintf(buf, sizeof buf, "%p", x->bad);
+    lower(buf, want, sizeof want);
+    return strstr(sentence, want) != NULL;
+  }
+  if (!strcmp(want, "$N")) {
+    snprintf(want, sizeof want, "%lld", x->bad_n);
+    return has_number(sentence, want);
+  }
+  if (want[0] == '=') return has_number(sentence, want + 1);
+  lower(want, buf, sizeof buf);
+  return strstr(sentence, buf) != NULL;
+}
+
+static int says(const char *sentence, const char *spec, const bx *x) {
+  char low[1024];
+  lower(sentence, low, sizeof low);
+  for (const char *alt = spec;;) {
+    const char *bar = strchr(alt, '|');
+    const size_t len = bar ? (size_t)(bar - alt) : strlen(alt);
+    if (says_one(low, alt, len, x)) return 1;
+    if (!bar) return 0;
+    alt = bar + 1;
+  }
+}
+
+/* Leaves a known sentence in akx_last_error() by making another function fail. */
+static void make_stale(bx *x, const bx_row *r, char *stale, size_t len) {
+  akx_status s;
+  if (!strcmp(r->fn, "akx_memcpy"))
+    s = akx_context_set_workspace(x->ctx, NULL, 4242);
+  else
+    s = akx_memcpy(x->ctx, x->ddst, x->src, 8, (akx_copy_kind)4242);
+  cr_assert_eq(s, AKX_ERROR_INVALID_ARGUMENT, "[%s] the stale call: %s", r->id,
+               akx_status_string(s));
+  snprintf(stale, len, "%s", akx_last_error());
+  cr_assert(strstr(stale, "4242") != NULL, "[%s] the stale sentence: \"%s\"", r->id, stale);
+}
+
+static uint64_t launches(akx_context *ctx) {
+  akx_sim_kernel_counters total;
+  memset(&total, 0, sizeof total);
+  akx_status s = akx_sim_counters_get(ctx, &total, NULL, 0, NULL);
+  cr_assert_eq(s, AKX_SUCCESS, "akx_sim_counters_get: %s", akx_last_error());
+  return total.launches;
+}
+
+/* The name of the bx_out field at byte `at`. */
+static const char *out_field(size_t at) {
+#define BX_FIELD(f) {#f, offsetof(bx_out, f), sizeof(((bx_out *)0)->f)}
+  static const struct {
+    const char *name;
+    size_t at, size;
+  } fields[] = {BX_FIELD(ctx),   BX_FIELD(ptr),        BX_FIELD(bytes),   BX_FIELD(count),
+                BX_FIELD(info),  BX_FIELD(total),      BX_FIELD(per_kernel), BX_FIELD(kernels),
+                BX_FIELD(sites), BX_FIELD(nsites),     BX_FIELD(result),  BX_FIELD(copy)};
+#undef BX_FIELD
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+    if (at >= fields[i].at && at < fields[i].at + fields[i].size) return fields[i].name;
+  return "(padding)";
+}
+
+static void run_row(const bx_row *r) {
+  bx *x = &g;
+  /* poison every output: host out-params, the device outputs; keep the source's bytes */
+  static unsigned char dev_before[DOUT_BYTES], dev_after[DOUT_BYTES];
+  static unsigned char src_before[SRC_BYTES], src_after[SRC_BYTES];
+  static bx_out host_before;
+  memset(&x->out, POISON, sizeof x->out);
+  memcpy(&host_before, &x->out, sizeof host_before);
+  memset(dev_before, POISON, sizeof dev_before);
+  tfx_to_device(x->ctx, x->dout, dev_before, DOUT_BYTES);
+  tfx_to_host(x->ctx, src_before, x->src, SRC_BYTES);
+
+  char stale[1024];
+  make_stale(x, r, stale, sizeof stale);
+  cr_assert_eq(akx_sim_counters_reset(x->ctx), AKX_SUCCESS, "%s", akx_last_error());
+
+  const akx_status s = r->call(x);
+  char said[1024];
+  snprintf(said, sizeof said, "%s", akx_last_error());
+
+  cr_log_info("[%s] %s: %s \"%s\"", r->id, r->fn, akx_status_string(s), said);
+  if (r->want == PURE) {
+    cr_expect_eq(s, AKX_SUCCESS, "[%s] %s returned %s, not its documented value", r->id, r->fn,
+                 x->got);
+    cr_expect_str_eq(said, stale, "[%s] %s changed akx_last_error() to \"%s\"", r->id, r->fn,
+                     said);
+  } else {
+    cr_expect_eq(s, (akx_status)r->want, "[%s] %s: %s, expected %s (\"%s\")", r->id, r->fn,
+                 akx_status_string(s), akx_status_string((akx_status)r->want), said);
+    cr_expect(strcmp(said, stale) != 0, "[%s] %s left the stale sentence \"%s\"", r->id, r->fn,
+              said);
+    for (int i = 0; i < 4 && r->says[i]; i++)
+      cr_expect(says(said, r->says[i], x), "[%s] %s: the sentence lacks \"%s\": \"%s\"", r->id,
+                r->fn, r->says[i], said);
+  }
+
+  /* nothing launched */
+  const uint64_t l = launches(x->ctx);
+  cr_expect_eq(l, 0, "[%s] %s launched %llu kernel(s)", r->id, r->fn, (unsigned long long)l);
+
+  /* nothing written */
+  (void)akx_synchronize(x->ctx);
+  for (size_t i = 0; i < sizeof x->out; i++) {
+    if (((unsigned char *)&x->out)[i] != ((unsigned char *)&host_before)[i]) {
+      cr_expect_fail("[%s] %s wrote its host output %s (byte %zu of bx_out)", r->id, r->fn,
+                     out_field(i), i);
+      break;
+    }
+  }
+  tfx_to_host(x->ctx, dev_after, x->dout, DOUT_BYTES);
+  for (size_t i = 0; i < DOUT_BYTES; i++) {
+    if (dev_after[i] != dev_before[i]) {
+      cr_expect_fail("[%s] %s wrote device output byte %zu (result 0..255, dst 256..511, "
+                     "indices 512..1023)", r->id, r->fn, i);
+      break;
+    }
+  }
+  tfx_to_host(x->ctx, src_after, x->src, SRC_BYTES);
+  cr_expect(memcmp(src_after, src_before, SRC_BYTES) == 0, "[%s] %s wrote into the source",
+            r->id, r->fn);
+}
+
+/* Criterion runs each parameter in a freshly started copy of this program (another address
+ * space), so the parameter is the row's index, never a pointer into the table. */
+typedef struct {
+  size_t index;
+} bx_param;
+
+ParameterizedTestParameters(bad_input, row) {
+  static bx_param params[N_ROWS];
+  for (size_t i = 0; i < N_ROWS; i++) params[i].index = i;
+  return cr_make_param_array(bx_param, params, N_ROWS);
+}
+
+ParameterizedTest(bx_param *p, bad_input, row, .init = bx_setup, .fini = bx_teardown) {
+  cr_assert_lt(p->index, N_ROWS);
+  run_row(&rows[p->index]);
+}
+
+/* ---- the table itself ------------------------------------------------------------------------ */
+
+/* The public functions of include/akx.h and include/akx_sim.h that take arguments: read from
+ * the headers (next to this file's directory) when they can be found, else this list. */
+static const char *const known_functions[] = {
+    "akx_status_string", "akx_dtype_size", "akx_dtype_name", "akx_vector", "akx_array_c",
+    "akx_array_f", "akx_context_create", "akx_context_destroy", "akx_context_set_stream",
+    "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
+    "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size",
+    "akx_reduce_dims", "akx_scan", "akx_findall", "akx_sim_counters_reset",
+    "akx_sim_counters_get", "akx_sim_sites_get"};
+
+static int has_row_for(const char *fn) {
+  for (size_t i = 0; i < N_ROWS; i++)
+    if (!strcmp(rows[i].fn, fn)) return 1;
+  return 0;
+}
+
+/* Declarations at the start of a line: "type name(args": every akx_ name followed by '(' whose
+ * argument list is not (void). Returns the number found. */
+static int check_header(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[512];
+  int found = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (strchr(" \t/*#}", line[0]) || line[0] == '\n') continue;
+    for (const char *p = strstr(line, "akx_"); p; p = strstr(p + 1, "akx_")) {
+      size_t n = 0;
+      while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+      if (p[n] != '(') continue;
+      if (!strncmp(p + n, "(void)", 6)) break; /* no argument to get wrong */
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", (int)n, p);
+      found++;
+      cr_expect(has_row_for(name), "%s (declared in %s) has no row in the bad-input matrix", name,
+                path);
+      break;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+Test(bad_input, matrix) {
+  cr_log_info("bad-input matrix: %zu rows", N_ROWS);
+  cr_assert_geq(N_ROWS, 60, "only %zu rows", N_ROWS);
+  for (size_t i = 0; i < N_ROWS; i++) {
+    for (size_t j = 0; j < i; j++)
+      cr_expect_str_neq(rows[i].id, rows[j].id, "two rows are called %s", rows[i].id);
+    cr_expect(rows[i].want == PURE || rows[i].says[0] != NULL,
+              "[%s] a failing row must say what the sentence names", rows[i].id);
+  }
+  for (size_t i = 0; i < sizeof known_functions / sizeof known_functions[0]; i++)
+    cr_expect(has_row_for(known_functions[i]), "%s has no row", known_functions[i]);
+  /* the headers, so that a function added later cannot go without rows */
+  char root[1024];
+  snprintf(root, sizeof root, "%s", __FILE__);
+  char *tests = strstr(root, "tests/test_bad_input.c");
+  if (!tests) {
+    cr_log_warn("cannot find the headers from %s; checked the built-in list only", __FILE__);
+    return;
+  }
+  static const char *const headers[] = {"include/akx.h", "include/akx_sim.h"};
+  for (size_t i = 0; i < 2; i++) {
+    snprintf(tests, sizeof root - (size_t)(tests - root), "%s", headers[i]);
+    int n = check_header(root);
+    if (n < 0) {
+      cr_log_warn("cannot open %s; checked the built-in list only", root);
+    } else {
+      cr_expect(n > 0, "no function declaration found in %s", root);
+      cr_log_info("%s: %d functions with arguments", root, n);
+    }
+  }
+}
+
+/* The checks mean something: a valid call through the same fixture launches a kernel and
+ * writes its result, so "nothing launched" and "nothing written" can fail. */
+Test(bad_input, valid_call_is_seen, .init = bx_setup, .fini = bx_teardown) {
+  bx *x = &g;
+  cr_assert_eq(akx_sim_counters_reset(x->ctx), AKX_SUCCESS);
+  memset(x->out.result, POISON, sizeof x->out.result);
+  cr_assert_eq(MR(&x->v32), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_gt(launches(x->ctx), 0, "a valid akx_mapreduce launched nothing on the sim");
+  unsigned char poison[4];
+  memset(poison, POISON, sizeof poison);
+  cr_expect(memcmp(x->out.result, poison, 4) != 0, "a valid akx_mapreduce wrote no result");
+}
