@@ -2,6 +2,7 @@
  * ladder validate -> canonicalise -> plan -> workspace -> backend launch. */
 #ifndef AKX_BACKEND_H
 #define AKX_BACKEND_H
+#include <pthread.h>
 #include <stddef.h>
 #include "akx.h"
 #include "plan.h"
@@ -25,6 +26,9 @@ struct akx_context {
     int caller_owned;
     int64_t allocations; /* times the cached buffer was (re)allocated */
   } ws;
+  /* Held by every call on the context (akx__lock): its stream, workspace and launches
+   * belong to one call at a time. Recursive, so a call may use another entry point. */
+  pthread_mutex_t lock;
 };
 
 struct akx__backend {

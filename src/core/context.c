@@ -43,19 +43,36 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     free(ctx);
     return s;
   }
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&ctx->lock, &attr);
+  pthread_mutexattr_destroy(&attr);
   *out = ctx;
   return AKX_SUCCESS;
 }
 
 void akx_context_destroy(akx_context *ctx) {
   if (!ctx) return;
+  /* A call still running on another thread finishes first (destroying a context in use is
+   * the caller's bug, but it need not crash the call). */
+  akx__lock(ctx);
   ctx->be->synchronize(ctx);
   akx__workspace_release(ctx);
   ctx->be->close(ctx);
+  akx__unlock(ctx);
+  pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }
 
-akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
+void akx__lock(const akx_context *ctx) { pthread_mutex_lock(&((akx_context *)ctx)->lock); }
+void akx__unlock(const akx_context *ctx) { pthread_mutex_unlock(&((akx_context *)ctx)->lock); }
+akx_status akx__locked_status(const akx_context *ctx, akx_status s) {
+  akx__unlock(ctx);
+  return s;
+}
+
+static akx_status context_set_stream_locked(akx_context *ctx, void *stream) {
   AKX_TRY(akx__check_context(ctx));
   /* The backend synchronizes the old stream first: the workspace is never used by two
    * streams at once. */
@@ -63,7 +80,7 @@ akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
   return AKX_SUCCESS;
 }
 
-akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) {
+static akx_status context_set_workspace_locked(akx_context *ctx, void *ptr, size_t bytes) {
   AKX_TRY(akx__check_context(ctx));
   if (!ptr && bytes)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL but bytes is %zu", bytes);
@@ -84,7 +101,7 @@ akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) 
   return AKX_SUCCESS;
 }
 
-akx_status akx_synchronize(akx_context *ctx) {
+static akx_status synchronize_locked(akx_context *ctx) {
   AKX_TRY(akx__check_context(ctx));
   return ctx->be->synchronize(ctx);
 }
@@ -93,7 +110,7 @@ akx_backend akx_context_backend(const akx_context *ctx) {
   return ctx ? ctx->be->kind : AKX_BACKEND_AUTO;
 }
 
-akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
+static akx_status context_info_locked(const akx_context *ctx, akx_context_info_t *info) {
   AKX_TRY(akx__check_context(ctx));
   if (!info) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "info is NULL");
   *info = ctx->info;
@@ -102,7 +119,7 @@ akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
   return AKX_SUCCESS;
 }
 
-akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
+static akx_status malloc_locked(akx_context *ctx, void **ptr, size_t bytes) {
   AKX_TRY(akx__check_context(ctx));
   if (!ptr) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr is NULL");
   /* *ptr is written only on success (NULL for 0 bytes, as cudaMalloc). */
@@ -112,7 +129,7 @@ akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
   return AKX_SUCCESS;
 }
 
-akx_status akx_free(akx_context *ctx, void *ptr) {
+static akx_status free_locked(akx_context *ctx, void *ptr) {
   AKX_TRY(akx__check_context(ctx));
   if (!ptr) return AKX_SUCCESS;
   if (ptr == ctx->ws.ptr && !ctx->ws.caller_owned)
@@ -120,7 +137,7 @@ akx_status akx_free(akx_context *ctx, void *ptr) {
   return ctx->be->free(ctx, ptr);
 }
 
-akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+static akx_status memcpy_locked(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
   AKX_TRY(akx__check_context(ctx));
   if ((int)k < AKX_COPY_HOST_TO_DEVICE || (int)k > AKX_COPY_DEVICE_TO_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "k is %d, which is not an akx_copy_kind", (int)k);
@@ -132,4 +149,32 @@ akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes
   if (k != AKX_COPY_DEVICE_TO_HOST && ctx->be->is_device_range(ctx, dst, bytes) == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst = %p (+%zu bytes) is not device memory of this context", dst, bytes);
   return ctx->be->memcpy(ctx, dst, src, bytes, k);
+}
+
+akx_status akx_context_set_stream(akx_context *ctx, void *stream) {
+  return AKX_LOCKED(ctx, context_set_stream_locked(ctx, stream));
+}
+
+akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes) {
+  return AKX_LOCKED(ctx, context_set_workspace_locked(ctx, ptr, bytes));
+}
+
+akx_status akx_synchronize(akx_context *ctx) {
+  return AKX_LOCKED(ctx, synchronize_locked(ctx));
+}
+
+akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info) {
+  return AKX_LOCKED(ctx, context_info_locked(ctx, info));
+}
+
+akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes) {
+  return AKX_LOCKED(ctx, malloc_locked(ctx, ptr, bytes));
+}
+
+akx_status akx_free(akx_context *ctx, void *ptr) {
+  return AKX_LOCKED(ctx, free_locked(ctx, ptr));
+}
+
+akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  return AKX_LOCKED(ctx, memcpy_locked(ctx, dst, src, bytes, k));
 }

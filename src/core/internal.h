@@ -22,6 +22,14 @@ typedef struct {
   int64_t min_offset;  /* lowest element offset (elements, relative to data) */
   int64_t max_offset;
 } akx__extent;
+/* A context's lock (struct akx_context::lock), and an entry point's body run holding it:
+ * `return AKX_LOCKED(ctx, body(ctx, ...));`. A NULL ctx runs the body unlocked: it fails
+ * its context check. */
+void akx__lock(const akx_context *ctx);
+void akx__unlock(const akx_context *ctx);
+akx_status akx__locked_status(const akx_context *ctx, akx_status s);
+#define AKX_LOCKED(ctx, call) ((ctx) ? (akx__lock(ctx), akx__locked_status((ctx), (call))) : (call))
+
 /* Refuses a dst whose bytes (first to last element in memory) meet src's. */
 akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, const char *dname,
                                const akx_array *src, const akx__extent *sext, const char *sname);

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include "reduce_whole.h"
 
-akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
+static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts) {
   akx__extent ext, dst_ext;
   akx_dtype acc;
@@ -26,4 +26,9 @@ akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_arr
                      "yet; this version reduces into a one-element dst only",
                      dst_ext.count);
   return akx__reduce_whole_into(ctx, dst, src, &ext, map, op, opts, acc);
+}
+
+akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                           akx_map map, akx_op op, const akx_reduce_opts *opts) {
+  return AKX_LOCKED(ctx, reduce_dims_locked(ctx, dst, src, map, op, opts));
 }

@@ -95,7 +95,7 @@ static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dt
   }
 }
 
-akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                          const akx_reduce_opts *opts, void *result, akx_where where) {
   akx__extent ext;
   akx_dtype acc;
@@ -139,4 +139,9 @@ akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const 
   akx__finish f;
   finish_from_opts(&f, opts, acc, dst->data, dst->dtype);
   return akx__reduce_whole_run(ctx, src, ext, map, op, opts, acc, &f, NULL);
+}
+
+akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                         const akx_reduce_opts *opts, void *result, akx_where where) {
+  return AKX_LOCKED(ctx, mapreduce_locked(ctx, src, map, op, opts, result, where));
 }

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "internal.h"
 #include "sim/model.h"
 #include "sim/request_cost.hpp"
 #include "sim/runtime.hpp"
@@ -193,14 +194,14 @@ akx_status sim_runtime_of(const akx_context *ctx, const char *function, runtime 
 }
 }  // namespace
 
-extern "C" akx_status akx_sim_counters_reset(akx_context *ctx) {
+static akx_status sim_counters_reset_locked(akx_context *ctx) {
   runtime *rt = nullptr;
   AKX_TRY(sim_runtime_of(ctx, "akx_sim_counters_reset", &rt));
   rt->store = akx::sim::counter_store{};
   return AKX_SUCCESS;
 }
 
-extern "C" akx_status akx_sim_counters_get(const akx_context *ctx, akx_sim_kernel_counters *total,
+static akx_status sim_counters_get_locked(const akx_context *ctx, akx_sim_kernel_counters *total,
                                            akx_sim_kernel_counters *per_kernel,
                                            int32_t capacity, int32_t *count) {
   runtime *rt = nullptr;
@@ -237,7 +238,7 @@ extern "C" akx_status akx_sim_counters_get(const akx_context *ctx, akx_sim_kerne
   return AKX_SUCCESS;
 }
 
-extern "C" akx_status akx_sim_sites_get(const akx_context *ctx, akx_sim_site_counters *sites,
+static akx_status sim_sites_get_locked(const akx_context *ctx, akx_sim_site_counters *sites,
                                         int32_t capacity, int32_t *count) {
   runtime *rt = nullptr;
   AKX_TRY(sim_runtime_of(ctx, "akx_sim_sites_get", &rt));
@@ -274,4 +275,19 @@ extern "C" akx_status akx_sim_sites_get(const akx_context *ctx, akx_sim_site_cou
   }
   if (count != nullptr) *count = n;
   return AKX_SUCCESS;
+}
+
+extern "C" akx_status akx_sim_counters_reset(akx_context *ctx) {
+  return AKX_LOCKED(ctx, sim_counters_reset_locked(ctx));
+}
+
+extern "C" akx_status akx_sim_counters_get(const akx_context *ctx, akx_sim_kernel_counters *total,
+                                           akx_sim_kernel_counters *per_kernel,
+                                           int32_t capacity, int32_t *count) {
+  return AKX_LOCKED(ctx, sim_counters_get_locked(ctx, total, per_kernel, capacity, count));
+}
+
+extern "C" akx_status akx_sim_sites_get(const akx_context *ctx, akx_sim_site_counters *sites,
+                                        int32_t capacity, int32_t *count) {
+  return AKX_LOCKED(ctx, sim_sites_get_locked(ctx, sites, capacity, count));
 }
