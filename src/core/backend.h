@@ -42,8 +42,8 @@ struct akx__backend {
                        akx_copy_kind k);
   akx_status (*synchronize)(akx_context *ctx);
   akx_status (*set_stream)(akx_context *ctx, void *stream);
-  /* 1 when [p, p + bytes) lies in device memory this backend can access (the sim: inside
-   * one akx_malloc allocation), 0 otherwise; -1 when it cannot tell (CUDA: accept). */
+  /* 1 when [p, p + bytes) lies in memory this context's device can address (the sim: inside
+   * one akx_malloc allocation; CUDA: cudaPointerGetAttributes of both ends), 0 otherwise. */
   int (*is_device_range)(const akx_context *ctx, const void *p, size_t bytes);
   /* Launches the passes of a whole-array reduction on the context's stream. */
   akx_status (*reduce_whole)(akx_context *ctx, const akx__reduce_whole_plan *plan);

@@ -1,5 +1,6 @@
-/* The tuning table: rows keyed by device (compute capability; a sim profile carries its
- * device's) and accumulator size, per kernel family. One lookup; explicit options win.
+/* The tuning table: rows keyed by device (its own compute capability: a CUDA device's, or
+ * the one a sim profile stands for; never the nearest profile's) and accumulator size, per
+ * kernel family. One lookup; explicit options win.
  * Every row says where its numbers come from. */
 #include "tuning.h"
 
@@ -27,16 +28,15 @@ static int32_t default_items(size_t acc_size) {
   return items < 4 ? 4 : items > 16 ? 16 : items;
 }
 
-akx__tuning akx__tuning_lookup(akx__family family, const akx__device_profile *device,
-                               size_t acc_size, const akx__tuning *overrides) {
+akx__tuning akx__tuning_lookup(akx__family family, int cc_major, int cc_minor, size_t acc_size,
+                               const akx__tuning *overrides) {
   const tuning_row *best = 0;
   int best_score = -1;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
     const tuning_row *r = &rows[i];
     if (r->family != family) continue;
     const int any_device = r->cc_major == 0 && r->cc_minor == 0;
-    if (!any_device && (!device || r->cc_major != device->cc_major || r->cc_minor != device->cc_minor))
-      continue;
+    if (!any_device && (r->cc_major != cc_major || r->cc_minor != cc_minor)) continue;
     if (r->acc_size != 0 && (size_t)r->acc_size != acc_size) continue;
     const int score = (any_device ? 0 : 2) + (r->acc_size ? 1 : 0); /* most specific wins */
     if (score > best_score) { best = r; best_score = score; }

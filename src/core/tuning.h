@@ -1,4 +1,4 @@
-/* The tuning table (src/tuning.c): one lookup per kernel family. */
+/* The tuning table (src/core/tuning.c): one lookup per kernel family. */
 #ifndef AKX_TUNING_H
 #define AKX_TUNING_H
 #include <stddef.h>
@@ -15,9 +15,11 @@ typedef struct {
   int32_t target_blocks;
 } akx__tuning;
 
-/* The row for this device and accumulator size; explicit overrides (non-zero) win. */
-akx__tuning akx__tuning_lookup(akx__family family, const akx__device_profile *device,
-                               size_t acc_size, const akx__tuning *overrides);
+/* The row for a device of this compute capability (the device's own: a CUDA context's
+ * info, a sim profile's) and accumulator size; an unknown device gets the default row;
+ * explicit overrides (non-zero) win. */
+akx__tuning akx__tuning_lookup(akx__family family, int cc_major, int cc_minor, size_t acc_size,
+                               const akx__tuning *overrides);
 
 #ifdef __cplusplus
 }

@@ -163,9 +163,37 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
 
 // A device pointer cannot be told from a host one without a driver call per argument
 // (cudaPointerGetAttributes); the CUDA backend accepts and lets the kernel fault instead.
+// Can this context's device address the byte at p? Device memory of this device, managed
+// memory, host memory mapped into the device's address space, or (on systems whose devices
+// read pageable host memory: HMM, ATS) any host memory. A kernel touching anything else
+// faults with a sticky error that kills the caller's CUDA context: refuse it before launching.
+bool device_can_address(const akx_context *ctx, const void *p) {
+  cudaPointerAttributes a;
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: an unknown pointer
+    return false;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeDevice: return a.device == ctx->device;
+    case cudaMemoryTypeManaged: return true;
+    case cudaMemoryTypeHost: return a.devicePointer == p;  // pinned and mapped (UVA)
+    default: {
+      int pageable = 0;
+      return cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, ctx->device) ==
+                 cudaSuccess &&
+             pageable != 0;
+    }
+  }
+}
+
 int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
-  (void)ctx, (void)p, (void)bytes;
-  return -1;
+  if (use_device(ctx) != AKX_SUCCESS) return 0;
+  if (bytes == 0) return 1;
+  // Both ends: a range that starts in one allocation and runs past it into host memory is
+  // refused too (the runtime has no allocation sizes to check the whole range against).
+  return device_can_address(ctx, p) &&
+         device_can_address(ctx, static_cast<const char *>(p) + (bytes - 1));
 }
 
 akx_status cuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {

@@ -31,7 +31,8 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
 static akx__tuning tuning_for(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
-  return akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, ctx->profile, akx_dtype_size(acc), &over);
+  return akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, ctx->info.cc_major, ctx->info.cc_minor,
+                            akx_dtype_size(acc), &over);
 }
 
 size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
