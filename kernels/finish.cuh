@@ -33,6 +33,8 @@ AKX_DEVICE void finish_store(Acc v, const akx__finish &f) {
   }
     AKX_DTYPE_LIST(AKX_X_)
 #undef AKX_X_
+    default:  // unreachable: every launcher refuses an invalid dst dtype (AKX_ERROR_INTERNAL)
+      return;
   }
 }
 

@@ -136,12 +136,8 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   if (n == 0)
     return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
                       0, stream, (const Acc *)partials, 0, p.finish);
-  // Pass 1 finishes by itself when it is one block; else it leaves `blocks` partials.
-  akx__finish first = p.finish;
-  if (p.blocks > 1) {
-    first.bare = 1;
-    first.dst = partials;
-  }
+  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
+  // `blocks` partials for pass 2.
   const uintptr_t addr = (uintptr_t)p.src.data;
   akx_status s;
   if (p.src.contiguous && addr % sizeof(Src) == 0) {
@@ -156,10 +152,10 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
     kernel_info info = reduce_whole_contiguous_info;
     if (a.L < 4) info.loads_in_flight = 1;
     s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op, Map>), dim3((unsigned)p.blocks),
-                   block, 0, stream, a, partials, first);
+                   block, 0, stream, a, partials, p.finish);
   } else {
     s = AKX_LAUNCH(reduce_whole_strided_info, (reduce_whole_strided<Src, Acc, Op, Map>),
-                   dim3((unsigned)p.blocks), block, 0, stream, p.src, partials, first);
+                   dim3((unsigned)p.blocks), block, 0, stream, p.src, partials, p.finish);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
   return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,

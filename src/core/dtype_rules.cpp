@@ -1,14 +1,9 @@
-// The host's view of the dtype rules: C wrappers around the constexpr rules of
-// kernels/dtypes.cuh, so validation and kernel instantiation cannot disagree.
+// The host's view of the dtype rules: the accumulator a call resolves to, from the constexpr
+// rules of kernels/dtypes.cuh, so validation and kernel instantiation cannot disagree.
 #include "internal.h"
 #include "kernels/dtypes.cuh"
 
 extern "C" {
-akx_dtype akx__map_result(akx_dtype src, akx_map m) { return akx::map_result(src, m); }
-akx_dtype akx__auto_acc(akx_dtype r, akx_op op) { return akx::auto_acc(r, op); }
-int akx__acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) { return akx::acc_allowed(r, op, acc); }
-int akx__op_allowed(akx_dtype acc, akx_op op) { return akx::op_allowed(acc, op); }
-
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
                             akx_dtype *acc) {
   const akx_dtype r = akx::map_result(src, map);

@@ -10,7 +10,6 @@
 extern "C" {
 #endif
 
-const char *akx__status_message(akx_status s);
 const char *akx__op_name(akx_op op);
 const char *akx__map_name(akx_map m);
 
@@ -49,16 +48,13 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 
 /* ---- dtype rules (src/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
-akx_dtype akx__map_result(akx_dtype src, akx_map m);
-akx_dtype akx__auto_acc(akx_dtype r, akx_op op);
-int akx__acc_allowed(akx_dtype r, akx_op op, akx_dtype acc);
-int akx__op_allowed(akx_dtype acc, akx_op op);
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
                             akx_dtype *acc);
 /* The host half of the finishing step (kernels/finish.cuh): dst is host memory of the
  * accumulator dtype; fold reads its previous value. */
-void akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f);
+/* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
+akx_status akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f);
 
 /* ---- layout (src/canonical.c) ---- */
 void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__source *out);

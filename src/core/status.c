@@ -22,13 +22,3 @@ const char *akx_status_string(akx_status s) {
   }
   return "unknown status";
 }
-
-/* The message of a status: used when a failure has no more specific sentence. */
-const char *akx__status_message(akx_status s) {
-  switch (s) {
-#define AKX_X_(E, M) case E: return M;
-    AKX_STATUS_LIST(AKX_X_)
-#undef AKX_X_
-  }
-  return "unknown status";
-}

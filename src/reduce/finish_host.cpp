@@ -17,23 +17,35 @@ void finish_host(const void *bare, const akx__finish *f) {
   memcpy(f->dst, &v, sizeof v);
 }
 template <class Acc>
-void with_acc(akx_op op, const void *bare, const akx__finish *f) {
+akx_status with_acc(akx_op op, const void *bare, const akx__finish *f) {
   switch (op) {
-#define AKX_X_(E, O)                                                           \
-  case E:                                                                      \
-    if constexpr (akx::op_allowed(akx::dtype_v<Acc>, E)) finish_host<Acc, O>(bare, f); \
-    return;
+#define AKX_X_(E, O)                                                                    \
+  case E:                                                                               \
+    if constexpr (akx::op_allowed(akx::dtype_v<Acc>, E)) {                             \
+      finish_host<Acc, O>(bare, f);                                                     \
+      return AKX_SUCCESS;                                                               \
+    }                                                                                   \
+    break;
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
   }
+  return akx__fail(AKX_ERROR_INTERNAL,
+                   "finishing a host result: op %d is not an op of the %s accumulator (the "
+                   "validation should have refused it)",
+                   (int)op, akx_dtype_name(akx::dtype_v<Acc>));
 }
 }  // namespace
 
-extern "C" void akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f) {
+extern "C" akx_status akx__finish_host(akx_op op, akx_dtype acc, const void *bare,
+                                       const akx__finish *f) {
   switch (acc) {
-#define AKX_X_(D, T, N, S) case D: with_acc<T>(op, bare, f); return;
+#define AKX_X_(D, T, N, S) case D: return with_acc<T>(op, bare, f);
     AKX_DTYPE_LIST(AKX_X_)
 #undef AKX_X_
-    default: return;
+    default: break;
   }
+  return akx__fail(AKX_ERROR_INTERNAL,
+                   "finishing a host result: accumulator dtype %d is not an akx_dtype (the "
+                   "validation should have refused it)",
+                   (int)acc);
 }

@@ -80,8 +80,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   AKX_TRY(ctx->be->memcpy(ctx, bare, slot, acc_size, AKX_COPY_DEVICE_TO_HOST));
   akx__finish host = *finish;
   host.dst = host_result;
-  akx__finish_host(op, acc, bare, &host);
-  return AKX_SUCCESS;
+  return akx__finish_host(op, acc, bare, &host);
 }
 
 static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,

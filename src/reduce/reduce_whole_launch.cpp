@@ -10,6 +10,11 @@ akx_status dispatch(const entry (&table)[AKX_DTYPE_COUNT], const akx__reduce_who
                     void *stream) {
   if ((unsigned)p->src.dtype >= AKX_DTYPE_COUNT)
     return akx__fail(AKX_ERROR_INTERNAL, "reduce_whole: source dtype %d has no kernels", (int)p->src.dtype);
+  // The finishing store has no status to return on the device: a dst dtype it cannot store
+  // is refused here, before anything launches.
+  if (!p->finish.bare && (unsigned)p->finish.dst_dtype >= AKX_DTYPE_COUNT)
+    return akx__fail(AKX_ERROR_INTERNAL, "reduce_whole: dst dtype %d cannot be stored",
+                     (int)p->finish.dst_dtype);
   return table[p->src.dtype](p, stream);
 }
 
