@@ -3,8 +3,7 @@
  * device results; init and fold; empty arrays; NaN; explicit accumulators; offset, strided,
  * negative-stride and broadcast views; float16 sums past 65504; the workspace.
  *
- * Tests whose name contains "small" run again under AKX_SIM_SCHEDULE=random:12345
- * (tests/CMakeLists.txt). */
+ * The whole file runs again under AKX_SIM_SCHEDULE=random:12345 (tests/CMakeLists.txt). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +13,7 @@
 
 #include "fixture.h"
 #include "reference.h"
+#include "tuning.h"
 
 static const akx_op k_ops[] = {AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX,
                                AKX_OP_AND, AKX_OP_OR,  AKX_OP_XOR};
@@ -23,10 +23,25 @@ static const akx_map k_maps[] = {AKX_MAP_IDENTITY, AKX_MAP_ABS, AKX_MAP_SQUARE, 
 #define NDTYPES 15
 #define MSG 2048
 
-/* tile = block_size * items_per_thread with these explicit options: 4096; one pass of
- * target_blocks (default 256) tiles: 2^20 elements */
+/* tile = block_size * items_per_thread with these explicit options: 4096. One pass: the
+ * first pass's blocks (target_blocks, from the tuning table for the device the tests run on:
+ * 528 on the h200 profile, 256 on the rtx5080's) each take one tile; beyond it every block
+ * loops over several tiles. */
 #define TILE 4096
-#define PASS (TILE * 256)
+static int64_t pass_size(void) {
+  static int64_t pass;
+  if (!pass) {
+    akx_context *ctx = tfx_open();
+    akx_context_info_t info;
+    cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS);
+    pass = (int64_t)TILE *
+           akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, info.cc_major, info.cc_minor, 4, NULL)
+               .target_blocks;
+    tfx_close(ctx);
+  }
+  return pass;
+}
+#define PASS pass_size()
 
 static tfx_case tuned(akx_map m, akx_op op) {
   tfx_case c = tfx_case_make(m, op);
@@ -241,32 +256,39 @@ static void sizes_case(akx_dtype t, akx_map m, akx_op op, const int64_t *sizes, 
   tfx_close(ctx);
 }
 
-static const int64_t k_tile_sizes[] = {TILE - 1,     TILE,     TILE + 1,     2 * TILE - 1,
-                                       2 * TILE,     2 * TILE + 1, 255 * TILE + 1, PASS - 1,
-                                       PASS,         PASS + 1, 2 * PASS - 1, 2 * PASS,
-                                       2 * PASS + 1, 2 * PASS + TILE + 7};
-#define NTILE (int)(sizeof k_tile_sizes / sizeof k_tile_sizes[0])
-static const int64_t k_tile_sizes_short[] = {TILE - 1, TILE, TILE + 1, PASS - 1, PASS + 1};
+#define K_TILE_SIZES                                                                       \
+  {TILE - 1, TILE,         TILE + 1,         2 * TILE - 1, 2 * TILE,          2 * TILE + 1,     \
+   PASS - TILE + 1, PASS - 1, PASS, PASS + 1, 2 * PASS - 1, 2 * PASS, 2 * PASS + 1,            \
+   2 * PASS + TILE + 7}
+#define NTILE 14
+#define K_TILE_SIZES_SHORT {TILE - 1, TILE, TILE + 1, PASS - 1, PASS + 1}
 
 Test(mapreduce, tile_pass_boundaries_float32_add, .timeout = 300) {
+  const int64_t k_tile_sizes[] = K_TILE_SIZES;
   sizes_case(AKX_FLOAT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, 0, 1);
 }
 Test(mapreduce, tile_pass_boundaries_int32_add, .timeout = 300) {
+  const int64_t k_tile_sizes[] = K_TILE_SIZES;
   sizes_case(AKX_INT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, 0, 0);
 }
 Test(mapreduce, tile_pass_boundaries_float64_max, .timeout = 300) {
+  const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
   sizes_case(AKX_FLOAT64, AKX_MAP_IDENTITY, AKX_OP_MAX, k_tile_sizes_short, 5, 256, 16, 0, 0);
 }
 Test(mapreduce, tile_pass_boundaries_int8_add, .timeout = 300) {
+  const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
   sizes_case(AKX_INT8, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 0);
 }
 Test(mapreduce, tile_pass_boundaries_float16_add, .timeout = 300) {
+  const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
   sizes_case(AKX_FLOAT16, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 1);
 }
 Test(mapreduce, tile_pass_boundaries_complex128_add, .timeout = 300) {
+  const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
   sizes_case(AKX_COMPLEX128, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 0);
 }
 Test(mapreduce, tile_pass_boundaries_uint8_xor, .timeout = 300) {
+  const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
   sizes_case(AKX_UINT8, AKX_MAP_IDENTITY, AKX_OP_XOR, k_tile_sizes_short, 5, 256, 16, 0, 0);
 }
 
@@ -1001,7 +1023,7 @@ Test(mapreduce, small_broadcast_values) {
 
 Test(mapreduce, float16_sum_past_65504) {
   akx_context *ctx = tfx_open();
-  static const int64_t sizes[] = {100, 1000, 4097, PASS + 1};
+  const int64_t sizes[] = {100, 1000, 4097, PASS + 1};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     const int64_t n = sizes[s];
     uint16_t *h = tfx_xmalloc((size_t)n * 2);
@@ -1071,8 +1093,8 @@ static size_t ws_query(akx_context *ctx, akx_dtype t, int64_t n, akx_map m, akx_
 
 Test(mapreduce, workspace_size_grows) {
   akx_context *ctx = tfx_open();
-  static const int64_t ns[] = {0,      1,       2,       100,     4095,    4096,
-                               4097,   100000,  PASS - 1, PASS,   PASS + 1, 2 * PASS + 1};
+  const int64_t ns[] = {0,      1,       2,       100,     4095,    4096,
+                        4097,   100000,  PASS - 1, PASS,   PASS + 1, 2 * PASS + 1};
   static const akx_dtype types[] = {AKX_INT8, AKX_FLOAT16, AKX_FLOAT32, AKX_FLOAT64,
                                     AKX_COMPLEX128};
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
@@ -1147,7 +1169,7 @@ Test(mapreduce, workspace_caller_buffer_no_allocation, .timeout = 300) {
   akx_context_info_t before = info_of(ctx);
   cr_assert_eq(before.workspace_bytes, (int64_t)need, "info.workspace_bytes %lld, expected %zu",
                (long long)before.workspace_bytes, need);
-  static const int64_t sizes[] = {1, 300, TILE + 1, nmax, PASS, nmax};
+  const int64_t sizes[] = {1, 300, TILE + 1, nmax, PASS, nmax};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     for (int w = 0; w < 2; w++) {
       tfx_case c = tuned(AKX_MAP_IDENTITY, AKX_OP_ADD);
@@ -1334,5 +1356,60 @@ Test(mapreduce, bool_bytes_other_than_one_are_true) {
   }
   tfx_free(ctx, z);
   tfx_free(ctx, d);
+  tfx_close(ctx);
+}
+
+/* Exact where the data allows it: complex components from Pythagorean triples have integer
+ * moduli, so ABS and SQUARE sums are integers a float accumulator holds exactly (below 2^24
+ * for complex64) and any dropped or doubled element shows, where a tolerance would hide it. */
+Test(mapreduce, complex_abs_and_square_are_exact) {
+  static const int triples[][3] = {{3, 4, 5}, {5, 12, 13}, {8, 15, 17}, {7, 24, 25}, {20, 21, 29}};
+  static const int64_t sizes[] = {1, 2, 31, 33, 255, 4097, 70001};
+  akx_context *ctx = tfx_open();
+  for (int wide = 0; wide < 2; wide++)
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+      const int64_t n = sizes[si];
+      const size_t esz = wide ? 16 : 8;
+      unsigned char *h = tfx_xmalloc((size_t)n * esz);
+      double abs_sum = 0, square_sum = 0;
+      for (int64_t i = 0; i < n; i++) {
+        const int *t = triples[i % 5];
+        const double re = (i & 1) ? -t[0] : t[0], im = (i & 2) ? -t[1] : t[1];
+        abs_sum += t[2];
+        square_sum += (double)t[2] * t[2];
+        if (wide) {
+          memcpy(h + i * esz, &re, 8);
+          memcpy(h + i * esz + 8, &im, 8);
+        } else {
+          const float fr = (float)re, fi = (float)im;
+          memcpy(h + i * esz, &fr, 4);
+          memcpy(h + i * esz + 4, &fi, 4);
+        }
+      }
+      void *d = tfx_upload(ctx, h, (size_t)n * esz);
+      akx_array v = akx_vector(d, wide ? AKX_COMPLEX128 : AKX_COMPLEX64, n);
+      for (int m = 0; m < 2; m++) {
+        /* Every partial sum of a total below 2^24 (2^53) is an exact float32 (float64). */
+        if ((m ? square_sum : abs_sum) >= (wide ? 9007199254740992.0 : 16777216.0)) continue;
+        unsigned char r[16];
+        akx_status s = akx_mapreduce(ctx, &v, m ? AKX_MAP_SQUARE : AKX_MAP_ABS, AKX_OP_ADD, NULL, r,
+                                     AKX_HOST);
+        cr_assert_eq(s, AKX_SUCCESS, "%s", akx_last_error());
+        double got;
+        if (wide) {
+          memcpy(&got, r, 8);
+        } else {
+          float f;
+          memcpy(&f, r, 4);
+          got = f;
+        }
+        const double want = m ? square_sum : abs_sum;
+        cr_expect_eq(got, want, "%s %s of %lld: %.17g, expected %.17g exactly",
+                     wide ? "complex128" : "complex64", m ? "SQUARE" : "ABS", (long long)n, got,
+                     want);
+      }
+      tfx_free(ctx, d);
+      free(h);
+    }
   tfx_close(ctx);
 }
