@@ -8,9 +8,15 @@ namespace akx {
 
 template <class T>
 AKX_HD T bitcast_(const void *p) {
-  T r;
-  memcpy(&r, p, sizeof(T));
-  return r;
+  if constexpr (std::is_same<T, bool>::value) {  // a caller's bool is any byte: nonzero true
+    unsigned char b;
+    memcpy(&b, p, 1);
+    return b != 0;
+  } else {
+    T r;
+    memcpy(&r, p, sizeof(T));
+    return r;
+  }
 }
 
 // Rounds a double to a binary format with MANT explicit mantissa bits and exponent bias

@@ -1,4 +1,5 @@
 /* Array descriptors and option defaults. */
+#include <stdint.h>
 #include <string.h>
 #include "akx.h"
 
@@ -24,7 +25,8 @@ static akx_array contiguous(void *data, akx_dtype t, int32_t ndim, const int64_t
     const int32_t d = row_major ? ndim - 1 - i : i;
     a.shape[d] = shape[d];
     a.strides[d] = stride;
-    stride *= shape[d] > 0 ? shape[d] : 1;
+    /* A product past int64 leaves a stride validation refuses (its extent overflows). */
+    if (__builtin_mul_overflow(stride, shape[d] > 0 ? shape[d] : 1, &stride)) stride = INT64_MAX;
   }
   return a;
 }

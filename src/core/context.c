@@ -134,6 +134,10 @@ static akx_status free_locked(akx_context *ctx, void *ptr) {
   if (!ptr) return AKX_SUCCESS;
   if (ptr == ctx->ws.ptr && !ctx->ws.caller_owned)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr = %p is the context's own workspace", ptr);
+  if (ptr == ctx->ws.ptr)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "ptr = %p is the workspace this context holds (akx_context_set_workspace): "
+                     "hand it back with akx_context_set_workspace(ctx, NULL, 0) first", ptr);
   return ctx->be->free(ctx, ptr);
 }
 

@@ -4,14 +4,18 @@
 #include "kernels/dtypes.cuh"
 
 extern "C" {
-akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
+// `requested` is the caller's opts->acc as an int: any value can arrive from C, and an
+// out-of-range value held in the enum type is undefined behaviour in C++.
+akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested_value,
                             akx_dtype *acc) {
   const akx_dtype r = akx::map_result(src, map);
   akx_dtype a = akx::auto_acc(r, op);
-  if (requested != AKX_DTYPE_AUTO) {
-    if (!akx::is_valid_dtype(requested))
+  if (requested_value != AKX_DTYPE_AUTO) {
+    if (requested_value < 0 || requested_value >= AKX_DTYPE_COUNT)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "opts->acc is %d, which is neither an akx_dtype nor AKX_DTYPE_AUTO", (int)requested);
+                       "opts->acc is %d, which is neither an akx_dtype nor AKX_DTYPE_AUTO",
+                       (int)requested_value);
+    const akx_dtype requested = (akx_dtype)requested_value;
     if (!akx::acc_allowed(r, op, requested))
       return akx__fail(AKX_ERROR_UNSUPPORTED,
                        "opts->acc %s is not an accumulator for map %s of %s with op %s: use AUTO "

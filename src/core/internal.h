@@ -49,7 +49,7 @@ akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts 
 
 /* ---- dtype rules (src/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
-akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, akx_dtype requested,
+akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested,
                             akx_dtype *acc);
 /* The host half of the finishing step (kernels/finish.cuh): dst is host memory of the
  * accumulator dtype; fold reads its previous value. */

@@ -16,7 +16,7 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
   if ((unsigned)op >= AKX_OP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
-  AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? opts->acc : AKX_DTYPE_AUTO, acc));
+  AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
   /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r):
    * the neutral element the kernel starts from is then only combined with it. */
   if (ext->count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init) &&
@@ -61,7 +61,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   const int64_t vec = 16 / (int64_t)akx_dtype_size(src->dtype);
   const int64_t per_thread = t.items_per_thread > vec ? t.items_per_thread / vec * vec : vec;
   const int64_t tile = (int64_t)t.block_size * (p.src.contiguous ? per_thread : t.items_per_thread);
-  const int64_t tiles = (ext->count + tile - 1) / tile;
+  const int64_t tiles = ext->count / tile + (ext->count % tile != 0); /* no overflow near INT64_MAX */
   p.blocks = (int32_t)(tiles < 1 ? 1 : tiles > t.target_blocks ? t.target_blocks : tiles);
   p.finish = *finish;
 

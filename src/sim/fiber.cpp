@@ -5,6 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifdef AKX_SIM_ASAN_FIBERS
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace akx::sim {
 namespace {
 size_t page_bytes() {
@@ -12,10 +16,25 @@ size_t page_bytes() {
   return bytes;
 }
 size_t slot_bytes() { return page_bytes() + stack_pool::stack_bytes; }
+
+// Under ASan: clears the shadow of [p, p + bytes) (a stack about to be reused, a region of
+// stacks mapped or unmapped), so that no poison of frames that never returned is left for
+// whatever runs there next.
+void unpoison(void *p, size_t bytes) {
+#ifdef AKX_SIM_ASAN_FIBERS
+  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 }  // namespace
 
 stack_pool::~stack_pool() {
-  if (region_ != nullptr) munmap(region_, region_bytes_);
+  if (region_ != nullptr) {
+    unpoison(region_, region_bytes_);
+    munmap(region_, region_bytes_);
+  }
 }
 
 bool stack_pool::reserve(size_t count) {
@@ -32,7 +51,11 @@ bool stack_pool::reserve(size_t count) {
       munmap(region, bytes);
       return false;
     }
-  if (region_ != nullptr) munmap(region_, region_bytes_);
+  unpoison(region, bytes);
+  if (region_ != nullptr) {
+    unpoison(region_, region_bytes_);
+    munmap(region_, region_bytes_);
+  }
   region_ = region;
   region_bytes_ = bytes;
   count_ = want;
@@ -41,6 +64,14 @@ bool stack_pool::reserve(size_t count) {
 
 void stack_pool::start(fiber &f, size_t i, void (*entry)(fctx::transfer_t)) const {
   char *top = region_ + (i + 1) * slot_bytes();
+  // Under ASan: the fiber that ran on this stack before never returned from its last frames
+  // (a returned thread's switch away, an abandoned one's failed check), and their redzone
+  // and out-of-scope poison is still in the shadow. A function's prologue poisons only its
+  // own redzones and takes its variables' shadow as clean, so the new fiber's frames at those
+  // addresses would read as stack-use-after-scope: clear the stack's shadow first (8 KiB).
+  unpoison(top - stack_bytes, stack_bytes);
   f.ctx = fctx::make_fcontext(top, stack_bytes, entry);
+  f.stack_bottom = top - stack_bytes;
+  f.stack_size = stack_bytes;
 }
 }  // namespace akx::sim
