@@ -1,19 +1,24 @@
-// The CUDA half of akx-bench: akx_mapreduce beside its two baselines, CUB's DeviceReduce::Sum
-// (what a CUDA C++ programmer would call) and a device-to-device copy of the same bytes (the
-// bandwidth a streaming kernel can hope for), timed with CUDA events on one stream.
+// The CUDA half of akx-bench: each akx call beside its CUB peer (what a CUDA C++ programmer would
+// call) and a device-to-device copy moving the same bytes (the bandwidth a streaming kernel can
+// hope for), timed with CUDA events on one stream, L2 flushed before every timed run.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <vector>
 
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "bench_cuda.h"
 
-// The library's kernel templates, for their registers (print_kernel_registers): found when
-// akx-bench has the source root and src/ on its include path.
+// The library's kernel templates, for their registers: found when akx-bench has the source root
+// on its include path (bench/CMakeLists.txt).
 #if __has_include("kernels/reduce_whole.cuh")
 #include "kernels/reduce_whole.cuh"
 #define AKX_BENCH_KERNEL_HEADERS 1
@@ -21,55 +26,34 @@
 
 namespace {
 
-// Registers per thread of the reduce_whole kernels a sum of T launches (pass 1 contiguous,
-// pass 2 over the partials), as ptxas gave them (cudaFuncGetAttributes' numRegs), beside
-// what their kernel_info declares to the sim's occupancy and time model: a GPU run prints
-// both so that the declarations can be corrected. The kernels are this file's instances of
-// the library's templates, compiled for the same architecture. Once per T, on stderr (the
-// CSV on stdout stays clean).
+// The operator of the no-neutral-element scan case: an addition CUB is given without an
+// identity (InclusiveScan needs none), the peer of akx.cuh's Optional-partials scan.
+struct no_neutral_add {
+  __host__ __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct add_float {
+  __host__ __device__ float operator()(float a, float b) const { return a + b; }
+};
+// Column index of element i of a column-major matrix with columns of `len` elements: the key
+// of a scan by key along Julia dims=1.
+struct column_of {
+  int64_t len;
+  __host__ __device__ int64_t operator()(int64_t i) const { return i / len; }
+};
+// float of a bfloat16 or float element, for the segmented reduction's float accumulator.
 template <class T>
-void print_kernel_registers(const char *type) {
-  static bool printed = false;
-  if (printed) return;
-  printed = true;
-#ifdef AKX_BENCH_KERNEL_HEADERS
-  struct entry {
-    akx::kernel_info info;
-    const void *kernel;
-  };
-  const entry kernels[] = {
-      {akx::reduce_whole_contiguous_info,
-       reinterpret_cast<const void *>(&akx::reduce_whole_contiguous<T, T, akx::op_add, akx::map_identity>)},
-      {akx::reduce_whole_partials_info,
-       reinterpret_cast<const void *>(&akx::reduce_whole_partials<T, akx::op_add>)},
-  };
-  for (const entry &k : kernels) {
-    cudaFuncAttributes a;
-    cudaError_t e = cudaFuncGetAttributes(&a, k.kernel);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      fprintf(stderr, "akx-bench: registers of %s<%s>: cudaFuncGetAttributes: %s\n", k.info.name,
-              type, cudaGetErrorString(e));
-      continue;
-    }
-    fprintf(stderr, "akx-bench: registers of %s<%s>: %d per thread (ptxas, sm_%d%d), %d declared\n",
-            k.info.name, type, a.numRegs, a.binaryVersion / 10, a.binaryVersion % 10,
-            k.info.registers);
-  }
-#else
-  fprintf(stderr, "akx-bench: registers of the %s kernels not printed: akx-bench was built without "
-          "the kernel headers on its include path\n", type);
-#endif
-}
+struct to_float {
+  __host__ __device__ float operator()(T x) const { return static_cast<float>(x); }
+};
 
 // Everything one timing session holds, released in the destructor whatever path returns.
 struct session {
   akx_context *ctx = nullptr;
-  akx_bench_enqueue_fn akx_sum = nullptr;
-  const void *akx_arg = nullptr;
   cudaStream_t stream = nullptr;
-  void *cub_out = nullptr, *cub_temp = nullptr, *copy_dst = nullptr;
-  size_t cub_temp_bytes = 0;
+  void *peer_out = nullptr, *peer_temp = nullptr, *peer_count = nullptr, *copy_dst = nullptr;
+  void *flush = nullptr, *host_out = nullptr;
+  int64_t *offsets = nullptr;
+  size_t peer_temp_bytes = 0, flush_bytes = 0;
   cudaEvent_t start = nullptr, stop = nullptr;
 
   ~session() {
@@ -77,14 +61,98 @@ struct session {
       cudaStreamSynchronize(stream);
       if (ctx) akx_context_set_stream(ctx, nullptr);
     }
-    cudaFree(cub_out);
-    cudaFree(cub_temp);
+    cudaFree(peer_out);
+    cudaFree(peer_temp);
+    cudaFree(peer_count);
     cudaFree(copy_dst);
+    cudaFree(flush);
+    cudaFree(offsets);
+    cudaFreeHost(host_out);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
     if (stream) cudaStreamDestroy(stream);
   }
 };
+
+// The CUB call of a case on typed pointers; the size query (temp == nullptr) and the run take
+// the same path, so they agree on the storage needed.
+template <class T>
+cudaError_t cub_scan(session &s, const akx_bench_cuda_case &c, void *temp, size_t &bytes) {
+  const T *in = static_cast<const T *>(c.src);
+  T *out = static_cast<T *>(s.peer_out);
+  auto keys = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0),
+                                              column_of{c.segment_length});
+  switch (c.peer) {
+    case AKX_PEER_SCAN_SUM:
+      return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, c.n, s.stream);
+    case AKX_PEER_SCAN_SUM_BY_KEY:
+      return cub::DeviceScan::InclusiveSumByKey(temp, bytes, keys, in, out, c.n,
+                                                cuda::std::equal_to<>(), s.stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t cub_call(session &s, const akx_bench_cuda_case &c, void *temp, size_t &bytes) {
+  switch (c.peer) {
+    case AKX_PEER_SCAN_SUM:
+    case AKX_PEER_SCAN_SUM_BY_KEY:
+      if (c.dtype == AKX_FLOAT32) return cub_scan<float>(s, c, temp, bytes);
+      if (c.dtype == AKX_FLOAT64) return cub_scan<double>(s, c, temp, bytes);
+      if (c.dtype == AKX_INT32) return cub_scan<int32_t>(s, c, temp, bytes);
+      return cudaErrorInvalidValue;
+    case AKX_PEER_SCAN_OP:
+      return cub::DeviceScan::InclusiveScan(temp, bytes, static_cast<const float *>(c.src),
+                                            static_cast<float *>(s.peer_out), no_neutral_add{},
+                                            c.n, s.stream);
+    case AKX_PEER_SCAN_OP_BY_KEY: {
+      auto keys = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0),
+                                                  column_of{c.segment_length});
+      return cub::DeviceScan::InclusiveScanByKey(temp, bytes, keys, static_cast<const float *>(c.src),
+                                                 static_cast<float *>(s.peer_out), no_neutral_add{},
+                                                 c.n, cuda::std::equal_to<>(), s.stream);
+    }
+    case AKX_PEER_REDUCE_SUM_TO_HOST: {
+      cudaError_t e = cub::DeviceReduce::Sum(temp, bytes, static_cast<const float *>(c.src),
+                                             static_cast<float *>(s.peer_out), c.n, s.stream);
+      // The sum comes back to the host, as akx's two variants do (the seed's "+ copy").
+      if (e == cudaSuccess && temp)
+        e = cudaMemcpyAsync(s.host_out, s.peer_out, sizeof(float), cudaMemcpyDeviceToHost, s.stream);
+      if (e == cudaSuccess && temp) e = cudaStreamSynchronize(s.stream);
+      return e;
+    }
+    case AKX_PEER_SEGMENTED_SUM:
+      if (c.dtype == AKX_BFLOAT16) {
+        auto in = thrust::make_transform_iterator(static_cast<const __nv_bfloat16 *>(c.src),
+                                                  to_float<__nv_bfloat16>{});
+        // Summed in float and written as float (akx writes bfloat16: 2 bytes fewer per
+        // output, and outputs are few where the segments are contiguous).
+        return cub::DeviceSegmentedReduce::Reduce(temp, bytes, in, static_cast<float *>(s.peer_out),
+                                                  c.segments, s.offsets, s.offsets + 1, add_float{},
+                                                  0.0f, s.stream);
+      }
+      return cub::DeviceSegmentedReduce::Reduce(temp, bytes, static_cast<const float *>(c.src),
+                                                static_cast<float *>(s.peer_out), c.segments,
+                                                s.offsets, s.offsets + 1, add_float{}, 0.0f, s.stream);
+    case AKX_PEER_SELECT_FLAGGED:
+      return cub::DeviceSelect::Flagged(temp, bytes, thrust::make_counting_iterator<int64_t>(0),
+                                        static_cast<const uint8_t *>(c.src),
+                                        static_cast<int64_t *>(s.peer_out),
+                                        static_cast<int64_t *>(s.peer_count), c.n, s.stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+size_t peer_out_bytes(const akx_bench_cuda_case &c) {
+  switch (c.peer) {
+    case AKX_PEER_NONE: return 0;
+    case AKX_PEER_REDUCE_SUM_TO_HOST: return sizeof(double);
+    case AKX_PEER_SEGMENTED_SUM: return (size_t)c.segments * sizeof(float);
+    case AKX_PEER_SELECT_FLAGGED: return (size_t)c.n * sizeof(int64_t);
+    default: return (size_t)c.n * akx_dtype_size(c.dtype);
+  }
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -92,43 +160,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-// The operations under test, in the order each round runs them.
-enum variant { AKX, CUB, MEMCPY, VARIANTS };
-const char *const variant_name[VARIANTS] = {"akx_mapreduce", "cub::DeviceReduce::Sum",
-                                            "cudaMemcpyAsync"};
-
-// cub::DeviceReduce::Sum as a CUDA C++ programmer would call it: with an int count when n
-// fits one (CUB picks 32-bit offsets then), else with the 64-bit count. The size query
-// (temp == nullptr) and the run take the same branch, so they agree on the storage needed.
-template <class T>
-cudaError_t cub_sum(void *temp, size_t &temp_bytes, const void *d_in, void *d_out, int64_t n,
-                    cudaStream_t stream) {
-  const T *in = static_cast<const T *>(d_in);
-  T *out = static_cast<T *>(d_out);
-  if (n <= INT_MAX) return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, static_cast<int>(n), stream);
-  return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream);
-}
-
-// Enqueues one operation on the session's stream: 0, or -1 with err filled.
-template <class T>
-int run_variant(session &s, variant v, const void *d_in, int64_t n, char *err, size_t err_size) {
-  if (v == AKX) {
-    akx_status st = s.akx_sum(s.ctx, s.akx_arg);
-    if (st != AKX_SUCCESS) {
-      snprintf(err, err_size, "akx_mapreduce: %s: %s", akx_status_string(st), akx_last_error());
-      return -1;
-    }
-    return 0;
-  }
-  cudaError_t e =
-      v == CUB ? cub_sum<T>(s.cub_temp, s.cub_temp_bytes, d_in, s.cub_out, n, s.stream)
-               : cudaMemcpyAsync(s.copy_dst, d_in, n * sizeof(T), cudaMemcpyDeviceToDevice, s.stream);
-  if (e != cudaSuccess) {
-    snprintf(err, err_size, "%s: %s", variant_name[v], cudaGetErrorString(e));
-    return -1;
-  }
-  return 0;
-}
+enum variant { AKX0, AKX1, CUB, COPY, VARIANTS };
 
 #define BENCH_CUDA_TRY(call)                                                    \
   do {                                                                          \
@@ -139,39 +171,86 @@ int run_variant(session &s, variant v, const void *d_in, int64_t n, char *err, s
     }                                                                           \
   } while (0)
 
-template <class T>
-int time_sum(akx_context *ctx, akx_bench_enqueue_fn akx_sum, const void *arg, const void *d_in,
-             int64_t n, int warmup, int runs, akx_bench_cuda_times *times, char *err,
-             size_t err_size) {
+}  // namespace
+
+extern "C" int akx_bench_cuda_time(akx_context *ctx, akx_bench_enqueue_fn const akx[2], void *arg,
+                                   const akx_bench_cuda_case *c, int warmup, int runs,
+                                   akx_bench_cuda_result *r, char *err, size_t err_size) {
+  *r = akx_bench_cuda_result{};
+  if (runs < 1 || c->n < 1) {
+    snprintf(err, err_size, "runs (%d) and n (%lld) must be at least 1", runs, (long long)c->n);
+    return -1;
+  }
   session s;
   s.ctx = ctx;
-  s.akx_sum = akx_sum;
-  s.akx_arg = arg;
   BENCH_CUDA_TRY(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-  akx_status st = akx_context_set_stream(ctx, s.stream);
-  if (st != AKX_SUCCESS) {
+  if (akx_context_set_stream(ctx, s.stream) != AKX_SUCCESS) {
     snprintf(err, err_size, "akx_context_set_stream: %s", akx_last_error());
     return -1;
   }
-  BENCH_CUDA_TRY(cudaMalloc(&s.cub_out, sizeof(T)));
-  BENCH_CUDA_TRY(cudaMalloc(&s.copy_dst, n * sizeof(T)));
-  // CUB's temporary storage is sized and allocated once, outside the timing, as akx's
-  // workspace is cached by the context after the first call (a warm-up round).
-  BENCH_CUDA_TRY(cub_sum<T>(nullptr, s.cub_temp_bytes, d_in, s.cub_out, n, s.stream));
-  BENCH_CUDA_TRY(cudaMalloc(&s.cub_temp, std::max<size_t>(s.cub_temp_bytes, 1)));
+  // The L2 flush: a write of twice the L2 before every timed run, outside its events, evicts
+  // the input that the previous run left there (a 40 MB input would otherwise be read from the
+  // H200's 50 MB L2).
+  int device = 0, l2 = 0;
+  BENCH_CUDA_TRY(cudaGetDevice(&device));
+  BENCH_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  r->l2_bytes = (size_t)l2;
+  s.flush_bytes = std::max<size_t>(2 * (size_t)l2, 1 << 20);
+  BENCH_CUDA_TRY(cudaMalloc(&s.flush, s.flush_bytes));
+  BENCH_CUDA_TRY(cudaMalloc(&s.copy_dst, std::max<size_t>(c->copy_bytes, 1)));
+  BENCH_CUDA_TRY(cudaMallocHost(&s.host_out, sizeof(double)));
   BENCH_CUDA_TRY(cudaEventCreate(&s.start));
   BENCH_CUDA_TRY(cudaEventCreate(&s.stop));
 
-  for (int r = 0; r < warmup; ++r)
+  // CUB's output and temporary storage, sized and allocated once outside the timing (akx's
+  // workspace is cached by the context after the first call).
+  bool have_cub = c->peer != AKX_PEER_NONE;
+  if (have_cub) {
+    BENCH_CUDA_TRY(cudaMalloc(&s.peer_out, std::max<size_t>(peer_out_bytes(*c), 8)));
+    BENCH_CUDA_TRY(cudaMalloc(&s.peer_count, sizeof(int64_t)));
+    if (c->peer == AKX_PEER_SEGMENTED_SUM) {
+      std::vector<int64_t> off((size_t)c->segments + 1);
+      for (int64_t i = 0; i <= c->segments; ++i) off[(size_t)i] = i * c->segment_length;
+      BENCH_CUDA_TRY(cudaMalloc(&s.offsets, off.size() * sizeof(int64_t)));
+      BENCH_CUDA_TRY(cudaMemcpy(s.offsets, off.data(), off.size() * sizeof(int64_t),
+                                cudaMemcpyHostToDevice));
+    }
+    BENCH_CUDA_TRY(cub_call(s, *c, nullptr, s.peer_temp_bytes));
+    BENCH_CUDA_TRY(cudaMalloc(&s.peer_temp, std::max<size_t>(s.peer_temp_bytes, 1)));
+  }
+
+  bool present[VARIANTS] = {akx[0] != nullptr, akx[1] != nullptr, have_cub, c->copy_bytes > 0};
+  auto run_variant = [&](int v) -> int {
+    if (v == AKX0 || v == AKX1) {
+      akx_status st = akx[v](ctx, arg);
+      if (st != AKX_SUCCESS) {
+        snprintf(err, err_size, "akx call %d: %s: %s", v, akx_status_string(st), akx_last_error());
+        return -1;
+      }
+      return 0;
+    }
+    cudaError_t e = v == CUB ? cub_call(s, *c, s.peer_temp, s.peer_temp_bytes)
+                             : cudaMemcpyAsync(s.copy_dst, c->src, c->copy_bytes,
+                                               cudaMemcpyDeviceToDevice, s.stream);
+    if (e != cudaSuccess) {
+      snprintf(err, err_size, "%s: %s", v == CUB ? "CUB" : "cudaMemcpyAsync", cudaGetErrorString(e));
+      return -1;
+    }
+    return 0;
+  };
+
+  for (int w = 0; w < warmup; ++w)
     for (int v = 0; v < VARIANTS; ++v)
-      if (run_variant<T>(s, variant(v), d_in, n, err, err_size)) return -1;
+      if (present[v] && run_variant(v)) return -1;
   BENCH_CUDA_TRY(cudaStreamSynchronize(s.stream));
 
   std::vector<double> us[VARIANTS];
-  for (int r = 0; r < runs; ++r) {
+  for (int round = 0; round < runs; ++round) {
     for (int v = 0; v < VARIANTS; ++v) {
+      if (!present[v]) continue;
+      BENCH_CUDA_TRY(cudaMemsetAsync(s.flush, round & 0xff, s.flush_bytes, s.stream));
       BENCH_CUDA_TRY(cudaEventRecord(s.start, s.stream));
-      if (run_variant<T>(s, variant(v), d_in, n, err, err_size)) return -1;
+      if (run_variant(v)) return -1;
       BENCH_CUDA_TRY(cudaEventRecord(s.stop, s.stream));
       BENCH_CUDA_TRY(cudaEventSynchronize(s.stop));
       float ms = 0;
@@ -179,31 +258,45 @@ int time_sum(akx_context *ctx, akx_bench_enqueue_fn akx_sum, const void *arg, co
       us[v].push_back(ms * 1e3);
     }
   }
-  times->akx_us = median(us[AKX]);
-  times->cub_us = median(us[CUB]);
-  times->memcpy_us = median(us[MEMCPY]);
+  akx_bench_timing *out[VARIANTS] = {&r->akx[0], &r->akx[1], &r->cub, &r->copy};
+  for (int v = 0; v < VARIANTS; ++v) {
+    if (!present[v]) continue;
+    out[v]->ran = 1;
+    out[v]->median_us = median(us[v]);
+    out[v]->min_us = *std::min_element(us[v].begin(), us[v].end());
+  }
   return 0;
 }
 
-}  // namespace
-
-extern "C" int akx_bench_cuda_reduce(akx_context *ctx, akx_bench_enqueue_fn akx_sum, const void *arg,
-                                     const void *d_in, akx_dtype dtype, int64_t n, int warmup,
-                                     int runs, akx_bench_cuda_times *times, char *err,
-                                     size_t err_size) {
-  if (runs < 1 || n < 1) {
-    snprintf(err, err_size, "runs (%d) and n (%lld) must be at least 1", runs, (long long)n);
-    return -1;
+// Registers per thread of the reduce_whole kernels a float sum launches, as ptxas gave them
+// (cudaFuncGetAttributes' numRegs), beside what their kernel_info declares to the sim's
+// occupancy and time model; bench/gpu_check.sh reads every kernel's from Nsight Compute.
+extern "C" void akx_bench_cuda_print_registers(void) {
+#ifdef AKX_BENCH_KERNEL_HEADERS
+  struct entry {
+    akx::kernel_info info;
+    const void *kernel;
+  };
+  const entry kernels[] = {
+      {akx::reduce_whole_contiguous_info,
+       reinterpret_cast<const void *>(&akx::reduce_whole_contiguous<float, float, akx::op_add, akx::map_identity>)},
+      {akx::reduce_whole_partials_info,
+       reinterpret_cast<const void *>(&akx::reduce_whole_partials<float, akx::op_add>)},
+  };
+  for (const entry &k : kernels) {
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, k.kernel);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      fprintf(stderr, "akx-bench: registers of %s<float>: cudaFuncGetAttributes: %s\n", k.info.name,
+              cudaGetErrorString(e));
+      continue;
+    }
+    fprintf(stderr, "akx-bench: registers of %s<float>: %d per thread (ptxas, sm_%d%d), %d declared\n",
+            k.info.name, a.numRegs, a.binaryVersion / 10, a.binaryVersion % 10, k.info.registers);
   }
-  switch (dtype) {
-    case AKX_FLOAT32:
-      print_kernel_registers<float>("float");
-      return time_sum<float>(ctx, akx_sum, arg, d_in, n, warmup, runs, times, err, err_size);
-    case AKX_FLOAT64:
-      print_kernel_registers<double>("double");
-      return time_sum<double>(ctx, akx_sum, arg, d_in, n, warmup, runs, times, err, err_size);
-    default:
-      snprintf(err, err_size, "dtype %s has no CUB baseline here (float32, float64)", akx_dtype_name(dtype));
-      return -1;
-  }
+#else
+  fprintf(stderr, "akx-bench: kernel registers not printed: built without the kernel headers on "
+          "the include path\n");
+#endif
 }

@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
-# The one GPU check of libakx, for a lent H200 (no package registry there, 15 minutes of device
-# time in all, the machine's start included): build for sm_90 in a fresh folder, run the tests
-# on the CUDA backend, run akx-bench on CUDA (and once on the sim, to set the model beside the
-# measurement). bench/RESULTS.md says where the figures go.
+# The one GPU check of libakx, for a lent H200 with the CUDA toolkit and no package registry:
+# builds for sm_90 in a fresh folder, runs the whole test suite on the CUDA backend, runs
+# `akx-bench all` on CUDA (table, CSV, JSON), and, where Nsight Compute works, reads the shared
+# wavefronts, sectors per request, registers and time of every kernel the sim counts and prints
+# them beside the sim's figures (bench/ncu_compare.py), the table the sim's model is corrected
+# from. It finishes in under 8 minutes (each step has a limit below).
 #
-#   bench/gpu_check.sh --collect DEBS_DIR  here, on Debian 12: gather into DEBS_DIR the .deb
-#                                          files of Criterion and Boost.Context (and the
-#                                          libraries they load), which the GPU machine may lack
-#   bench/gpu_check.sh [DEBS_DIR]          on the GPU machine, from the repository root
+#   bench/gpu_check.sh OUT_DIR [DEBS_DIR]   on the GPU machine, from anywhere in the checkout
+#   bench/gpu_check.sh --collect DEBS_DIR   here, on Debian 12: gathers the .deb files of
+#                                           Criterion and Boost.Context (and what they load)
 #
-# On the GPU machine, when criterion.h or Boost.Context is missing, the .deb files of DEBS_DIR
-# are unpacked (dpkg -x) into a private prefix instead of installed with dpkg -i: they are
-# Debian 12's, the machine's image is not Debian 12, so dpkg -i would stop on dependencies, and
-# unpacking into / can break the image. CMake finds them through CMAKE_PREFIX_PATH and
-# CMAKE_INCLUDE_PATH / CMAKE_LIBRARY_PATH (not pkg-config: criterion.pc names /usr); the tests
-# load their libraries through LD_LIBRARY_PATH.
+# OUT_DIR receives summary.txt, build.log, ctest.log, bench.txt, bench.csv, bench.json,
+# ncu.csv + ncu-compare.txt (or a line saying why not), sim-kernels.csv.
+# DEBS_DIR (default: .debs, then bench/debs, in the checkout): the machine's image has CMake,
+# ninja and the toolkit but maybe neither Criterion nor Boost.Context. Their .deb files are
+# unpacked (dpkg -x) into a private prefix, never installed into / (the image is not Debian
+# 12; dpkg -i would stop on dependencies, and unpacking into / can break it). The .deb files
+# travel with the checkout: collect them here into .debs (listed in .git/info/exclude) and
+# name .debs in the device call's carry. Without Boost.Context nothing builds (exit 2);
+# without Criterion the tests are skipped, and the summary says so.
 #
-# Output: $OUT when set (the device tool's folder), else gpu-check-out/: summary.txt, build.log,
-# ctest.log, bench.txt, bench.csv (+ bench-csv.log), bench-sim.txt. Exit status: non-zero when
-# the build, a test or a bench check failed. Each step has a time limit (seconds, overridable
-# from the environment): 480 s at worst in all (call the device tool with timeout_s=540); a
-# build and run that goes well takes a few minutes, leaving the 15 minutes room for a retry.
+# Exit status: 0 when every step that ran passed; 1 when the build, a test or a bench check
+# failed; 2 when a dependency is missing.
 set -euo pipefail
 
-: "${AKX_GPU_BUILD_TIMEOUT:=240}"
+: "${AKX_GPU_BUILD_TIMEOUT:=240}"  # sm_90 only, -j16: about 2-3 minutes on the H200 machine
 : "${AKX_GPU_TEST_TIMEOUT:=120}"
-: "${AKX_GPU_BENCH_TIMEOUT:=45}"
-: "${AKX_GPU_SIM_TIMEOUT:=30}"
+: "${AKX_GPU_BENCH_TIMEOUT:=60}"
+: "${AKX_GPU_NCU_TIMEOUT:=45}"
+: "${AKX_GPU_SIM_TIMEOUT:=15}"
+# 240 + 120 + 60 + 45 + 15 = 480 s at worst: call the device tool with timeout_s >= 500.
 
 DEBS="libcriterion-dev libcriterion3 libnanomsg5 libgit2-1.5 libhttp-parser2.9 libmbedcrypto7
       libmbedtls14 libmbedx509-1 libssh2-1 libgssapi-krb5-2 libkrb5-3 libk5crypto3
@@ -34,23 +37,33 @@ DEBS="libcriterion-dev libcriterion3 libnanomsg5 libgit2-1.5 libhttp-parser2.9 l
       libboost1.74-dev libboost-context1.74-dev libboost-context1.74.0"
 
 if [ "${1:-}" = "--collect" ]; then
-  # Debian 12's own archives when apt has them cached, else apt-get download.
   dir=${2:?usage: bench/gpu_check.sh --collect DEBS_DIR}
   mkdir -p "$dir"
   for p in $DEBS; do
-    cached=$(ls /var/cache/apt/archives/"${p}"_*_amd64.deb 2>/dev/null | head -n 1 || true)
+    cached=""
+    for f in /var/cache/apt/archives/"${p}"_*_amd64.deb; do
+      [ -e "$f" ] && cached=$f && break
+    done
     if [ -n "$cached" ]; then cp "$cached" "$dir/"; else (cd "$dir" && apt-get download "$p"); fi
   done
   du -sh "$dir"
   exit 0
 fi
 
-debs_dir=${1:+$(cd "$1" && pwd)} # absolute: the script moves to the repository root
+out_arg=${1:?usage: bench/gpu_check.sh OUT_DIR [DEBS_DIR]  (or --collect DEBS_DIR)}
+mkdir -p "$out_arg"
+out=$(cd "$out_arg" && pwd)
+debs_dir=${2:+$(cd "$2" && pwd)}
 cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-check-out}
-mkdir -p "$out"
-build=$PWD/build-gpu
+root=$PWD
+if [ -z "$debs_dir" ]; then
+  for d in .debs bench/debs; do
+    if [ -d "$d" ]; then debs_dir=$root/$d && break; fi
+  done
+fi
+build=$root/build-gpu
 failed=()
+export PATH="$PATH:/usr/local/cuda/bin"
 
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
 
@@ -69,53 +82,98 @@ step() {
 }
 
 : >"$out/summary.txt"
-log "libakx GPU check, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+log "libakx GPU check, $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 { nvidia-smi -L || true; nvcc --version | tail -n 2 || true; cmake --version | head -n 1 || true; } 2>&1 |
   tee -a "$out/summary.txt"
 
 # ---- dependencies the image may lack ----------------------------------------------------------
 cmake_extra=()
-if [ ! -e /usr/include/criterion/criterion.h ] || [ ! -e /usr/include/boost/context/fiber.hpp ]; then
-  if [ -z "$debs_dir" ] || ! ls "$debs_dir"/*.deb >/dev/null 2>&1; then
-    log "Criterion or Boost.Context is missing and no folder of .deb files was given"
-    exit 2
+have_criterion=1
+[ -e /usr/include/criterion/criterion.h ] || have_criterion=0
+have_boost=1
+[ -e /usr/include/boost/context/fiber.hpp ] || have_boost=0
+if [ "$have_criterion" = 0 ] || [ "$have_boost" = 0 ]; then
+  shopt -s nullglob
+  debs=("${debs_dir:-/nonexistent}"/*.deb)
+  shopt -u nullglob
+  if [ ${#debs[@]} -gt 0 ]; then
+    prefix=/tmp/akx-deps
+    rm -rf "$prefix"
+    for deb in "${debs[@]}"; do dpkg -x "$deb" "$prefix"; done
+    cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr" "-DCMAKE_INCLUDE_PATH=$prefix/usr/include"
+                  "-DCMAKE_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu")
+    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    log "unpacked ${#debs[@]} .deb files from $debs_dir into $prefix"
+    [ -e "$prefix/usr/include/criterion/criterion.h" ] && have_criterion=1
+    [ -e "$prefix/usr/include/boost/context/fiber.hpp" ] && have_boost=1
   fi
-  prefix=/tmp/akx-deps
-  rm -rf "$prefix"
-  for deb in "$debs_dir"/*.deb; do dpkg -x "$deb" "$prefix"; done
-  cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr" "-DCMAKE_INCLUDE_PATH=$prefix/usr/include"
-                "-DCMAKE_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu")
-  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  log "unpacked $(ls "$debs_dir"/*.deb | wc -l) .deb files into $prefix"
-  ldd "$prefix"/usr/lib/x86_64-linux-gnu/libcriterion.so.3 | grep "not found" | tee -a "$out/summary.txt" || true
+fi
+if [ "$have_boost" = 0 ]; then
+  log "Boost.Context is missing and no .deb files provide it (bench/gpu_check.sh --collect .debs here, then carry .debs): nothing can be built"
+  exit 2
+fi
+tests=ON
+if [ "$have_criterion" = 0 ]; then
+  tests=OFF
+  log "Criterion is missing and no .deb files provide it: the tests are SKIPPED (build and bench only)"
 fi
 
-# ---- build: a fresh folder, sm_90 only -----------------------------------------------------------
+# ---- build: a fresh folder, sm_90 only -------------------------------------------------------
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 rm -rf "$build"
+# shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
 step build "$AKX_GPU_BUILD_TIMEOUT" build.log bash -c '
   cmake -S . -B "$0" "${@}" -DCMAKE_BUILD_TYPE=Release -DAKX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
-  cmake --build "$0" -j "$(nproc)"' "$build" "${generator[@]}" "${cmake_extra[@]}"
+  cmake --build "$0" -j 16' "$build" "${generator[@]}" "${cmake_extra[@]}" "-DAKX_TESTS=$tests"
 if [[ " ${failed[*]} " == *" build "* ]]; then
   log "FAILED: build"
   exit 1
 fi
 
-# ---- tests on the CUDA backend ---------------------------------------------------------------------
-# Criterion runs one worker per core in each test program: with 4 programs at once, 4 each
+# ---- the whole test suite on the CUDA backend --------------------------------------------------
+# Criterion runs one worker per core in each test program: 4 programs at once, 4 workers each
 # (every worker opens its own CUDA context).
-step ctest "$AKX_GPU_TEST_TIMEOUT" ctest.log \
-  env AKX_BACKEND=cuda CRITERION_JOBS=4 ctest --test-dir "$build" --output-on-failure -j 4 --timeout 100
+if [ "$tests" = ON ]; then
+  step ctest "$AKX_GPU_TEST_TIMEOUT" ctest.log \
+    env AKX_BACKEND=cuda CRITERION_JOBS=4 ctest --test-dir "$build" --output-on-failure -j 4 --timeout 100
+fi
 
-# ---- akx-bench: CUDA (table, then CSV), and the sim's model of one size ---------------------------
+# ---- akx-bench all on CUDA: the table, the CSV and the JSON of one run ------------------------
 bench=$build/bench/akx-bench
-step bench "$AKX_GPU_BENCH_TIMEOUT" bench.txt "$bench" reduce --backend cuda
-# The CSV alone in bench.csv; the notes akx-bench prints beside it go to bench-csv.log.
-step bench-csv "$AKX_GPU_BENCH_TIMEOUT" bench-csv.log \
-  bash -c '"$0" reduce --backend cuda --csv >"$1"' "$bench" "$out/bench.csv"
-step bench-sim "$AKX_GPU_SIM_TIMEOUT" bench-sim.txt "$bench" reduce --backend sim --min 6 --max 6
+step bench "$AKX_GPU_BENCH_TIMEOUT" bench.txt \
+  "$bench" all --backend cuda --csv "$out/bench.csv" --json "$out/bench.json"
 cat "$out/bench.txt"
+
+# ---- Nsight Compute beside the sim ------------------------------------------------------------
+# The same cases on both: `all --quick`, each akx call once on CUDA (--once) under ncu, and on
+# the sim with its counters per kernel. ncu_compare.py pairs the launches case by case.
+step sim-kernels "$AKX_GPU_SIM_TIMEOUT" sim-kernels.log \
+  "$bench" all --quick --backend sim --kernels-csv "$out/sim-kernels.csv"
+ncu=$(command -v ncu || true)
+if [ -z "$ncu" ]; then
+  log "ncu: not found (Nsight Compute): no hardware counters beside the sim's"
+else
+  metrics=launch__registers_per_thread,launch__grid_size,launch__block_size,gpu__time_duration.sum
+  metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+  metrics+=,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
+  metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+  metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
+  step ncu "$AKX_GPU_NCU_TIMEOUT" ncu.log \
+    "$ncu" --csv --page raw --log-file "$out/ncu.csv" --kernel-name-base function \
+    --kernel-name "regex:^(scan_|findall_|reduce_)" --metrics "$metrics" \
+    "$bench" all --quick --once --backend cuda
+  if grep -q -i "error\|not permitted\|LibraryNotLoaded" "$out/ncu.log" "$out/ncu.csv" 2>/dev/null &&
+     ! grep -q "launch__registers_per_thread" "$out/ncu.csv" 2>/dev/null; then
+    log "ncu: could not read the hardware counters here (see ncu.log); no comparison"
+  elif command -v python3 >/dev/null; then
+    python3 bench/ncu_compare.py "$out/ncu.csv" "$out/sim-kernels.csv" kernels \
+      >"$out/ncu-compare.txt" 2>&1 || failed+=("ncu-compare")
+    cat "$out/ncu-compare.txt"
+  else
+    log "python3 not found: ncu.csv and sim-kernels.csv are not compared"
+  fi
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   log "FAILED: ${failed[*]}"
