@@ -118,15 +118,15 @@ def sim_acc(acc, r):
             launches=f("launches"), time_us=f("model_us"))
 
 
-HEADER = ("%-44s %-28s %5s %11s %15s %15s %15s %19s" %
+HEADER = ("%-60s %-28s %5s %11s %15s %15s %15s %19s" %
           ("call", "kernel", "lnch", "regs n/decl", "smem wf/req n/s", "gld sect/req n/s",
            "gst sect/req n/s", "µs ncu / model"))
 
 
 def line(label, kernel, n, s, declared):
     regs = "/".join(str(x) for x in sorted(n.regs)) or "-"
-    return ("%-44s %-28s %5d %11s %15s %15s %15s %19s" % (
-        label[:44], kernel[:28], int(n.v["launches"]), "%s/%s" % (regs, declared.get(kernel, "-")),
+    return ("%-60s %-28s %5d %11s %15s %15s %15s %19s" % (
+        label[:60], kernel[:28], int(n.v["launches"]), "%s/%s" % (regs, declared.get(kernel, "-")),
         "%s/%s" % (fmt(ratio(n.v["smem_wf"], n.v["smem_req"])), fmt(ratio(s.v["smem_wf"], s.v["smem_req"]))),
         "%s/%s" % (fmt(ratio(n.v["gld_sect"], n.v["gld_req"])), fmt(ratio(s.v["gld_sect"], s.v["gld_req"]))),
         "%s/%s" % (fmt(ratio(n.v["gst_sect"], n.v["gst_req"])), fmt(ratio(s.v["gst_sect"], s.v["gst_req"]))),
@@ -167,7 +167,7 @@ def main():
                     ncu_acc(n, d)
                     ncu_acc(per_kernel_n[r["kernel"]], d)
             sim_acc(s, r)
-            print(line("%s %s %s %s" % key[:4], r["kernel"], n, s, declared))
+            print(line("%s %s %s %s %s" % key, r["kernel"], n, s, declared))
     if not paired:  # the totals of CUDA from every launch, then
         per_kernel_n = defaultdict(Acc)
         for d in launches:
