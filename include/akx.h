@@ -187,12 +187,24 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
                                         akx_map map, akx_op op, const akx_reduce_opts *opts,
                                         size_t *bytes);
 
-/* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced).
- * The result is converted to dst's dtype; opts->fold combines with dst's previous values.
- * dst must not overlap src. This version takes a dst of one element (the whole-array path);
- * other shapes return AKX_ERROR_UNSUPPORTED. */
+/* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced);
+ * any subset of dims may be reduced (none: a map and convert copy; all: one output). Any
+ * strides in either array (negative too; zero only in src). Each output is init (if any)
+ * combined with the reduction of its elements, accumulated in the accumulator dtype and
+ * converted to dst's dtype once at the end; opts->fold combines with dst's previous value
+ * instead of overwriting it. dst must not overlap src. Stays asynchronous on the stream.
+ * A one-element dst takes the whole-array path (as akx_mapreduce). An empty reduction gives
+ * init or the op's neutral element (MIN/MAX without init or fold: AKX_ERROR_INVALID_ARGUMENT).
+ * opts->block_size overrides the tuning table; items_per_thread and target_blocks apply to
+ * the one-element case only. */
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts);
+
+/* Bytes of workspace akx_reduce_dims needs for these shapes, dtypes and options on this
+ * context's device (data pointers are not read): 0 when no pass needs partials. */
+akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                          const akx_array *src, akx_map map, akx_op op,
+                                          const akx_reduce_opts *opts, size_t *bytes);
 
 /* Not yet implemented: return AKX_ERROR_UNSUPPORTED after validating the context. */
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,

@@ -17,16 +17,17 @@ AKX_HD Acc finish_value(Acc v, const akx__finish &f, const Acc *previous) {
   return v;
 }
 
+// The same store into `dst` instead of f.dst: one output of many (reductions along dims).
 template <class Op, class Acc>
-AKX_DEVICE void finish_store(Acc v, const akx__finish &f) {
+AKX_DEVICE void finish_store_at(Acc v, const akx__finish &f, void *dst) {
   if (f.bare) {
-    gst(static_cast<Acc *>(f.dst), v);
+    gst(static_cast<Acc *>(dst), v);
     return;
   }
   switch (f.dst_dtype) {
 #define AKX_X_(D, T, N, S)                                                       \
   case D: {                                                                   \
-    T *d = static_cast<T *>(f.dst);                                           \
+    T *d = static_cast<T *>(dst);                                             \
     Acc prev = f.fold ? cvt<Acc>(gld(d)) : v;                                 \
     gst(d, cvt<T>(finish_value<Op>(v, f, f.fold ? &prev : nullptr)));         \
     return;                                                                   \
@@ -36,6 +37,11 @@ AKX_DEVICE void finish_store(Acc v, const akx__finish &f) {
     default:  // unreachable: every launcher refuses an invalid dst dtype (AKX_ERROR_INTERNAL)
       return;
   }
+}
+
+template <class Op, class Acc>
+AKX_DEVICE void finish_store(Acc v, const akx__finish &f) {
+  finish_store_at<Op>(v, f, f.dst);
 }
 
 }  // namespace akx

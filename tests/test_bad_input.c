@@ -183,6 +183,18 @@
   X(rd_map_negative, akx_reduce_dims, INV, "map", "=-1")         /* map -1 */                    \
   X(rd_block_size_33, akx_reduce_dims, INV, "opts->block_size", "=33") /* block_size 33 */       \
   X(rd_workspace_short, akx_reduce_dims, WS_SHORT, "workspace", "$N") /* 1 byte short */         \
+  X(rd_dims_workspace_short, akx_reduce_dims, WS_SHORT, "workspace", "$N")                       \
+    /* dst {8, 1}: 8 outputs split over blocks, partials 1 byte short */                         \
+  X(rd_dims_overlap, akx_reduce_dims, INV, "dst", "overlap")     /* dst {8, 1} inside src */     \
+  X(rd_dims_dst_shape_3, akx_reduce_dims, INV, "dst->shape[0]", "=3") /* dst {3, 1} of {8, 128} */ \
+  X(rd_dims_ndim_mismatch, akx_reduce_dims, INV, "dst->ndim", "=3", "=2") /* dst {8, 1, 1} */      \
+  X(rd_dims_xor_float32, akx_reduce_dims, UNS, "XOR", "float32") /* XOR into dst {8, 1} */       \
+  /* ---- akx_reduce_dims_workspace_size ---- */                                                 \
+  X(rdws_null_ctx, akx_reduce_dims_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */        \
+  X(rdws_null_bytes, akx_reduce_dims_workspace_size, INV, "bytes", "NULL") /* bytes NULL */      \
+  X(rdws_null_dst, akx_reduce_dims_workspace_size, INV, "dst", "NULL")     /* dst NULL */        \
+  X(rdws_dst_shape_7, akx_reduce_dims_workspace_size, INV, "dst->shape[1]", "=7") /* {8, 7} */   \
+  X(rdws_xor_float32, akx_reduce_dims_workspace_size, UNS, "XOR", "float32") /* XOR on float32 */ \
   /* ---- akx_scan, akx_findall: not implemented, their current refusal ---- */                  \
   X(scan_null_ctx, akx_scan, INV, "ctx", "NULL")                 /* ctx NULL */                  \
   X(scan_dim_9, akx_scan, UNS, "akx_scan", "not implemented")    /* dim 9 of a 1-d src */        \
@@ -792,6 +804,62 @@ ROW(rd_workspace_short) {
   workspace_one_short(x, &x->m2); /* reduce_dims has no query: mapreduce's, same src */
   return RD(&x->dst11, &x->m2);
 }
+static akx_array dst81(bx *x) {
+  const int64_t s[2] = {8, 1};
+  return akx_array_c(x->ddst, AKX_FLOAT32, 2, s);
+}
+ROW(rd_dims_workspace_short) {
+  akx_array d = dst81(x);
+  size_t need = 0;
+  cr_assert_eq(akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, &need), AKX_SUCCESS,
+               "%s", akx_last_error());
+  cr_assert(need > 1, "the query says %zu bytes", need);
+  x->ws = tfx_alloc(x->ctx, need);
+  cr_assert_eq(akx_context_set_workspace(x->ctx, x->ws, need - 1), AKX_SUCCESS, "%s", akx_last_error());
+  x->bad_n = (long long)(need - 1);
+  return RD(&d, &x->m2);
+}
+ROW(rd_dims_overlap) {
+  akx_array d = dst81(x);
+  d.data = x->src + 400;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dims_dst_shape_3) {
+  akx_array d = dst81(x);
+  d.shape[0] = 3;
+  return RD(&d, &x->m2);
+}
+ROW(rd_dims_ndim_mismatch) {
+  const int64_t s[3] = {8, 1, 1};
+  akx_array d = akx_array_c(x->ddst, AKX_FLOAT32, 3, s);
+  return RD(&d, &x->m2);
+}
+ROW(rd_dims_xor_float32) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims(x->ctx, &d, &x->m2, ID, AKX_OP_XOR, NULL);
+}
+
+/* akx_reduce_dims_workspace_size: src {8, 128}, dst {8, 1} unless the row says otherwise */
+ROW(rdws_null_ctx) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims_workspace_size(NULL, &d, &x->m2, ID, ADD, NULL, &x->out.bytes);
+}
+ROW(rdws_null_bytes) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, NULL);
+}
+ROW(rdws_null_dst) {
+  return akx_reduce_dims_workspace_size(x->ctx, NULL, &x->m2, ID, ADD, NULL, &x->out.bytes);
+}
+ROW(rdws_dst_shape_7) {
+  akx_array d = dst81(x);
+  d.shape[1] = 7;
+  return akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, &x->out.bytes);
+}
+ROW(rdws_xor_float32) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, AKX_OP_XOR, NULL, &x->out.bytes);
+}
 
 /* akx_scan, akx_findall */
 ROW(scan_null_ctx) {
@@ -1007,7 +1075,7 @@ static const char *const known_functions[] = {
     "akx_array_f", "akx_context_create", "akx_context_destroy", "akx_context_set_stream",
     "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
     "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size",
-    "akx_reduce_dims", "akx_scan", "akx_findall", "akx_sim_counters_reset",
+    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_findall", "akx_sim_counters_reset",
     "akx_sim_counters_get", "akx_sim_sites_get"};
 
 static int has_row_for(const char *fn) {

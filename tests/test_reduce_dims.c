@@ -1,8 +1,8 @@
 /* akx_reduce_dims into a one-element dst (dst ndim = src ndim, every dst dim 1): the
  * whole-array path finishing on the device. The accumulator is converted to dst's dtype
  * only at the end (partials never live in dst's type); init, fold, overwrite; contiguous
- * and strided sources; one tile, one pass, two passes; workspace reuse; shapes this
- * version refuses. */
+ * and strided sources; one tile, one pass, two passes; workspace reuse; refused shapes.
+ * Reductions along some dims: tests/test_reduce_dims_shapes.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -566,7 +566,7 @@ Test(reduce_dims, workspace_reuse_caller_buffer, .timeout = 300) {
   tfx_close(ctx);
 }
 
-/* ---- shapes this version refuses --------------------------------------------------------- */
+/* ---- shapes refused ------------------------------------------------------------------------ */
 
 static void expect_refused(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_status want, const char *what) {
@@ -591,10 +591,13 @@ Test(reduce_dims, refused_shapes) {
   int64_t s20[1] = {20}, s3[1] = {3}, s111[3] = {1, 1, 1};
   akx_array src = akx_array_c(d, AKX_FLOAT32, 2, s45);
   akx_array dst;
+  /* reductions along some dims are taken (tests/test_reduce_dims_shapes.c checks them) */
   dst = akx_array_c(dd, AKX_FLOAT32, 2, s41);
-  expect_refused(ctx, &dst, &src, AKX_ERROR_UNSUPPORTED, "dst {4, 1} of src {4, 5}");
+  cr_assert_eq(akx_reduce_dims(ctx, &dst, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL), AKX_SUCCESS,
+               "dst {4, 1} of src {4, 5}: %s", akx_last_error());
   dst = akx_array_c(dd, AKX_FLOAT32, 2, s15);
-  expect_refused(ctx, &dst, &src, AKX_ERROR_UNSUPPORTED, "dst {1, 5} of src {4, 5}");
+  cr_assert_eq(akx_reduce_dims(ctx, &dst, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL), AKX_SUCCESS,
+               "dst {1, 5} of src {4, 5}: %s", akx_last_error());
   dst = akx_array_c(dd, AKX_FLOAT32, 1, s1);
   expect_refused(ctx, &dst, &src, AKX_ERROR_INVALID_ARGUMENT, "dst ndim 1, src ndim 2");
   dst = akx_array_c(dd, AKX_FLOAT32, 3, s111);

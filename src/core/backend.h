@@ -47,6 +47,8 @@ struct akx__backend {
   int (*is_device_range)(const akx_context *ctx, const void *p, size_t bytes);
   /* Launches the passes of a whole-array reduction on the context's stream. */
   akx_status (*reduce_whole)(akx_context *ctx, const akx__reduce_whole_plan *plan);
+  /* Launches the passes of a reduction along dims on the context's stream. */
+  akx_status (*reduce_dims)(akx_context *ctx, const akx__reduce_dims_plan *plan);
 };
 
 extern const akx__backend akx__backend_sim;
@@ -56,6 +58,8 @@ extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when
  * (kernels/reduce_whole_launch.inl). They launch on `stream` and check every launch. */
 akx_status akx__sim_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
 akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
+akx_status akx__sim_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
+akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,40 @@ typedef struct {
   akx__finish finish;   /* applied by the last pass */
 } akx__reduce_whole_plan;
 
+/* A reduction along dims (kernels/reduce_dims.cuh, src/reduce/reduce_dims.c). The shapes
+ * the selector chooses from; the kernels of each carry the name in the comment. */
+typedef enum {
+  AKX__DIMS_ROWS,       /* a block per output, contiguous reduction ("reduce_dims_rows") */
+  AKX__DIMS_WARP_ROWS,  /* a warp per output, short contiguous rows ("reduce_dims_warp_rows") */
+  AKX__DIMS_PER_THREAD, /* a thread per output ("reduce_dims_per_thread") */
+  AKX__DIMS_TILED,      /* 8 outputs per block, one pass ("reduce_dims_tiled") */
+  AKX__DIMS_COLUMNS,    /* 32 outputs per block, split + second pass ("reduce_dims_columns") */
+  AKX__DIMS_STRIDED,    /* any layout, the general fallback ("reduce_dims_strided") */
+  AKX__DIMS_WHOLE,      /* one output, contiguous source: the whole-array path ("reduce_whole_*") */
+  AKX__DIMS_NONE        /* nothing to launch (no outputs) */
+} akx__dims_shape;
+
+/* Canonical form: outputs over the kept dims (innermost last, the one with the smallest
+ * source stride), the reduction over the reduced dims (innermost last, smallest stride).
+ * src is the address of output 0's first element; finish.dst that of output 0. */
+typedef struct {
+  const void *src;
+  int32_t src_dtype, map, op, acc; /* akx_dtype, akx_map, akx_op, akx_dtype */
+  int32_t shape;                   /* akx__dims_shape */
+  int32_t block_size;
+  int32_t width;    /* tile body: outputs per block; rows body: threads per output */
+  int32_t splits;   /* blocks along each output's reduction (gridDim.y); > 1: a second pass */
+  int32_t vec_ok;   /* rows body: every run starts at the same 16-byte phase */
+  int32_t dst_size; /* bytes of a dst element */
+  int64_t blocks_x;
+  int64_t n_out, len; /* outputs; elements per output */
+  int32_t kdims, rdims;
+  int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
+  int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];
+  void *partials;     /* workspace: splits * n_out accumulators when splits > 1 */
+  akx__finish finish; /* dst, dst dtype, init, fold */
+} akx__reduce_dims_plan;
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,15 @@ static const tuning_row rows[] = {
      * sm_90 tuning), 6.2 MiB in all. 256 blocks x 256 threads x 64 bytes is 4 MiB: too few
      * to saturate; 4 blocks per SM (528) give 8.3 MiB. Not yet measured on the GPU. */
     {AKX__FAMILY_REDUCE_WHOLE, 9, 0, 0, {256, 0, 528}},
+    /* Reductions along dims (kernels/reduce_dims.cuh): block_size only. The seed
+     * (reduce-dims-shapes) fixes the tile shapes (8 and 32 outputs per block) and adds no
+     * tuning parameter; 256 threads is AK's and PyTorch's Reduce.cuh block. items_per_thread
+     * and target_blocks are not read: loads in flight are four per thread in every body, and
+     * splits follow from the device's resident threads (src/reduce/reduce_dims.c). Not yet
+     * measured on a GPU. */
+    {AKX__FAMILY_REDUCE_DIMS, 0, 0, 0, {256, 0, 0}},
+    {AKX__FAMILY_REDUCE_DIMS, 9, 0, 0, {256, 0, 0}},
+    {AKX__FAMILY_REDUCE_DIMS, 12, 0, 0, {256, 0, 0}},
 };
 
 static int32_t default_items(size_t acc_size) {

@@ -204,6 +204,12 @@ akx_status cuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *pla
   return akx__cuda_reduce_whole_launch(plan, ctx->stream);
 }
 
+akx_status cuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
+  AKX_TRY(use_device(ctx));
+  (void)cudaGetLastError();  // as cuda_reduce_whole
+  return akx__cuda_reduce_dims_launch(plan, ctx->stream);
+}
+
 }  // namespace
 
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
@@ -258,4 +264,5 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_set_stream,       // set_stream
     cuda_is_device_range,  // is_device_range
     cuda_reduce_whole,     // reduce_whole
+    cuda_reduce_dims,      // reduce_dims
 };

@@ -23,6 +23,9 @@ static int nocuda_is_device_range(const akx_context *ctx, const void *p, size_t 
 static akx_status nocuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
   return unavailable();
 }
+static akx_status nocuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
+  return unavailable();
+}
 
 const akx__backend akx__backend_cuda = {
     .kind = AKX_BACKEND_CUDA,
@@ -35,8 +38,13 @@ const akx__backend akx__backend_cuda = {
     .set_stream = nocuda_set_stream,
     .is_device_range = nocuda_is_device_range,
     .reduce_whole = nocuda_reduce_whole,
+    .reduce_dims = nocuda_reduce_dims,
 };
 
 akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream) {
+  return unavailable();
+}
+
+akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream) {
   return unavailable();
 }

@@ -1,14 +1,80 @@
-/* akx_reduce_dims: Julia's mapreducedim!. This version takes the one-element dst (the
- * whole-array path, seed reduce-whole-array-on-device); general dims come later. */
+/* akx_reduce_dims: Julia's mapreducedim! (seed reduce-dims-shapes).
+ *
+ * The ladder: validate -> canonicalise -> select a shape (one function, columns_shape) ->
+ * workspace -> launch through the backend -> check.
+ *
+ * Canonical form (PyTorch's way, folded to few dims before choosing a kernel): size-1 dims
+ * dropped; reduced dims flipped to positive source strides (every op is commutative),
+ * sorted by stride, merged where contiguous; kept dims flipped so the source stride is
+ * >= 0 (dst's flips with it), sorted by source stride, merged where contiguous in both
+ * arrays. Then:
+ *   - contiguous reduction: the innermost reduced dim has stride 1 (reduced elements are
+ *     adjacent in memory): a block or a warp per output, 16-byte loads;
+ *   - strided reduction into outputs contiguous in the source (the innermost kept dim has
+ *     stride 1): per-thread, tiled or columns, by the seed's rules;
+ *   - anything else: the general strided kernel (slower, never wrong);
+ *   - one output: the whole-array path (seed reduce-whole-array-on-device).
+ * Test hooks: AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
+ * shape where it can take the input (rows and warp_rows need a contiguous reduction; the
+ * others take any layout); AKX_REDUCE_DIMS_SPLITS=N forces N splits of each output's
+ * reduction on the shapes that split (rows, warp_rows, columns, strided). */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reduce_dims.h"
 #include "reduce_whole.h"
+#include "tuning.h"
 
-static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
-                           akx_map map, akx_op op, const akx_reduce_opts *opts) {
-  akx__extent ext, dst_ext;
+/* ---- the seed's thresholds (reduce-dims-shapes, AK's _columns_shape) -------------------------- */
+/* One thread per output when a row of outputs is at least this many bytes ... */
+#define AKX__PER_THREAD_ROW_BYTES (64 * 1024)
+/* ... or the reduction is shorter than this. */
+#define AKX__PER_THREAD_MAX_LEN 32
+/* Outputs per block of the tiled kernel (the seed: 8), widened to one 32-byte sector for
+ * 1- and 2-byte sources (a 16-byte row of bfloat16 outputs costs a full DRAM sector). */
+#define AKX__TILED_OUTPUTS 8
+#define AKX__SECTOR_BYTES 32
+/* Outputs per block of the columns kernel (the seed: 32; a warp reads a row of them). */
+#define AKX__COLUMNS_OUTPUTS 32
+/* Four independent loads per thread before a split is worth its share (reduce_whole's
+ * Little's-law figure). */
+#define AKX__LOADS_PER_THREAD 4
+/* gridDim.y's limit. */
+#define AKX__MAX_SPLITS 65535
+
+const char *akx__reduce_dims_shape_name(int shape) {
+  switch (shape) {
+    case AKX__DIMS_ROWS: return "rows";
+    case AKX__DIMS_WARP_ROWS: return "warp_rows";
+    case AKX__DIMS_PER_THREAD: return "per_thread";
+    case AKX__DIMS_TILED: return "tiled";
+    case AKX__DIMS_COLUMNS: return "columns";
+    case AKX__DIMS_STRIDED: return "strided";
+    case AKX__DIMS_WHOLE: return "whole";
+    case AKX__DIMS_NONE: return "none";
+  }
+  return "?";
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+typedef struct {
+  akx__extent src_ext, dst_ext;
   akx_dtype acc;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc));
-  AKX_TRY(akx__check_array(ctx, dst, "dst", AKX__ARRAY_MEMORY, &dst_ext));
+} dims_checked;
+
+static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                        akx_map map, akx_op op, const akx_reduce_opts *opts, int memory,
+                        dims_checked *c) {
+  AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | memory, &c->src_ext));
+  if ((unsigned)map >= AKX_MAP_COUNT)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
+  if ((unsigned)op >= AKX_OP_COUNT)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  AKX_TRY(akx__check_reduce_opts(ctx, opts));
+  AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &c->acc));
+  AKX_TRY(akx__check_array(ctx, dst, "dst", memory, &c->dst_ext));
   if (dst->ndim != src->ndim)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst->ndim is %d but src->ndim is %d; they must match",
                      (int)dst->ndim, (int)src->ndim);
@@ -18,14 +84,267 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
                        "dst->shape[%d] is %" PRId64 "; it must be 1 (reduced) or src->shape[%d] = %" PRId64 " (kept)",
                        (int)d, dst->shape[d], (int)d, src->shape[d]);
   }
-  AKX_TRY(akx__check_disjoint(dst, &dst_ext, "dst", src, &ext, "src"));
-  if (dst_ext.count == 0) return AKX_SUCCESS; /* nothing kept, nothing to write */
-  if (dst_ext.count != 1)
+  if (memory) AKX_TRY(akx__check_disjoint(dst, &c->dst_ext, "dst", src, &c->src_ext, "src"));
+  /* Each output reduces src->count / dst->count elements: none when src is empty. */
+  if (c->dst_ext.count > 0 && c->src_ext.count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) &&
+      !(opts && opts->init) && !(opts && opts->fold))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "src is empty along the reduced dims and op %s has no neutral value to "
+                     "return: pass opts->init or opts->fold (numpy refuses the same)",
+                     akx__op_name(op));
+  return AKX_SUCCESS;
+}
+
+/* ---- canonical form ---------------------------------------------------------------------------- */
+
+static void swap64(int64_t *a, int64_t *b) { const int64_t t = *a; *a = *b; *b = t; }
+
+static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce_dims_plan *p) {
+  const int64_t ssize = (int64_t)akx_dtype_size(src->dtype), dsize = (int64_t)akx_dtype_size(dst->dtype);
+  const char *sbase = (const char *)src->data;
+  char *dbase = (char *)dst->data;
+  int32_t nk = 0, nr = 0;
+  p->n_out = 1;
+  p->len = 1;
+  for (int32_t d = 0; d < src->ndim; ++d) {
+    const int64_t n = src->shape[d];
+    p->n_out *= dst->shape[d];
+    if (dst->shape[d] == 1) p->len *= n;
+    if (n == 1) continue;
+    if (dst->shape[d] == n) { /* kept: flip so the source stride is >= 0 (dst's with it) */
+      int64_t ss = src->strides[d], ds = dst->strides[d];
+      if (ss < 0 || (ss == 0 && ds < 0)) {
+        sbase += (n - 1) * ss * ssize;
+        dbase += (n - 1) * ds * dsize;
+        ss = -ss;
+        ds = -ds;
+      }
+      p->kshape[nk] = n; p->ksrc[nk] = ss; p->kdst[nk] = ds; ++nk;
+    } else { /* reduced: flip to a positive stride */
+      int64_t ss = src->strides[d];
+      if (ss < 0) { sbase += (n - 1) * ss * ssize; ss = -ss; }
+      p->rshape[nr] = n; p->rstride[nr] = ss; ++nr;
+    }
+  }
+  if (p->len == 0) nr = 0;
+  /* Sort, largest source stride first (ties: largest |dst stride| first), then merge a dim
+   * into its inner neighbour where both arrays step over it without a gap. */
+  for (int32_t i = 1; i < nk; ++i)
+    for (int32_t j = i; j > 0 && (p->ksrc[j - 1] < p->ksrc[j] ||
+                                  (p->ksrc[j - 1] == p->ksrc[j] && llabs(p->kdst[j - 1]) < llabs(p->kdst[j])));
+         --j) {
+      swap64(&p->ksrc[j], &p->ksrc[j - 1]); swap64(&p->kdst[j], &p->kdst[j - 1]); swap64(&p->kshape[j], &p->kshape[j - 1]);
+    }
+  for (int32_t d = nk - 1; d > 0; --d)
+    if (p->ksrc[d - 1] == p->kshape[d] * p->ksrc[d] && p->kdst[d - 1] == p->kshape[d] * p->kdst[d]) {
+      p->kshape[d - 1] *= p->kshape[d];
+      p->ksrc[d - 1] = p->ksrc[d];
+      p->kdst[d - 1] = p->kdst[d];
+      for (int32_t k = d; k < nk - 1; ++k) { p->kshape[k] = p->kshape[k + 1]; p->ksrc[k] = p->ksrc[k + 1]; p->kdst[k] = p->kdst[k + 1]; }
+      --nk;
+    }
+  for (int32_t i = 1; i < nr; ++i)
+    for (int32_t j = i; j > 0 && p->rstride[j - 1] < p->rstride[j]; --j) {
+      swap64(&p->rstride[j], &p->rstride[j - 1]); swap64(&p->rshape[j], &p->rshape[j - 1]);
+    }
+  for (int32_t d = nr - 1; d > 0; --d)
+    if (p->rstride[d - 1] == p->rshape[d] * p->rstride[d]) {
+      p->rshape[d - 1] *= p->rshape[d];
+      p->rstride[d - 1] = p->rstride[d];
+      for (int32_t k = d; k < nr - 1; ++k) { p->rshape[k] = p->rshape[k + 1]; p->rstride[k] = p->rstride[k + 1]; }
+      --nr;
+    }
+  p->kdims = nk;
+  p->rdims = nr;
+  p->src = sbase;
+  p->finish.dst = dbase;
+  p->src_dtype = src->dtype;
+  p->dst_size = (int32_t)dsize;
+}
+
+/* ---- the selector -------------------------------------------------------------------------------- */
+
+static int forced_shape(void) {
+  const char *e = getenv("AKX_REDUCE_DIMS_SHAPE");
+  if (!e || !*e) return -1;
+  static const int shapes[] = {AKX__DIMS_ROWS, AKX__DIMS_WARP_ROWS, AKX__DIMS_PER_THREAD,
+                               AKX__DIMS_TILED, AKX__DIMS_COLUMNS, AKX__DIMS_STRIDED};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+    if (strcmp(e, akx__reduce_dims_shape_name(shapes[i])) == 0) return shapes[i];
+  return -1;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Blocks along each output's reduction so that the grid holds at least the device's
+ * resident threads (one full wave) when the outputs alone do not, each split keeping at
+ * least `min_per_thread` elements for every thread on an output (PyTorch's Reduce.cuh:
+ * split across blocks only when the outputs do not fill the device). */
+static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, int64_t len,
+                          int64_t threads_per_output, int64_t min_per_thread) {
+  const int64_t threads = blocks * bd;
+  if (threads >= device_threads || len == 0) return 1;
+  int64_t s = ceil_div(device_threads, threads);
+  s = min64(s, max64(1, len / (threads_per_output * min_per_thread)));
+  return (int32_t)min64(s, AKX__MAX_SPLITS);
+}
+
+/* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with the seed's
+ * rules; the device is the context's: a GPU's own, or the sim profile's). */
+static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd) {
+  const int64_t device_threads = (int64_t)ctx->info.sm_count * ctx->info.max_threads_per_sm;
+  const int64_t size = (int64_t)akx_dtype_size((akx_dtype)p->src_dtype);
+  const int contiguous_reduction = p->rdims >= 1 && p->rstride[p->rdims - 1] == 1;
+  const int contiguous_outputs = p->kdims >= 1 && p->ksrc[p->kdims - 1] == 1;
+  const int64_t run = contiguous_outputs ? p->kshape[p->kdims - 1] : 0;
+  p->block_size = bd;
+  p->splits = 1;
+  if (p->n_out == 0) { p->shape = AKX__DIMS_NONE; return; }
+  int shape;
+  if (p->n_out == 1) {
+    shape = AKX__DIMS_WHOLE; /* reduce_whole: contiguous or strided sources */
+  } else if (contiguous_reduction) {
+    /* A warp per output when a block would give each thread less than one 16-byte vector. */
+    shape = p->len * size < (int64_t)bd * 16 ? AKX__DIMS_WARP_ROWS : AKX__DIMS_ROWS;
+  } else if (contiguous_outputs) {
+    const int64_t tiles32 = ceil_div(p->n_out, AKX__COLUMNS_OUTPUTS);
+    const int fills = tiles32 * bd >= device_threads;
+    if (run * size >= AKX__PER_THREAD_ROW_BYTES || p->len < AKX__PER_THREAD_MAX_LEN)
+      shape = AKX__DIMS_PER_THREAD;
+    else if (p->n_out >= p->len && !fills)
+      shape = AKX__DIMS_TILED;
+    else
+      shape = AKX__DIMS_COLUMNS;
+  } else {
+    shape = AKX__DIMS_STRIDED;
+  }
+  const int forced = forced_shape();
+  if (forced >= 0 && shape != AKX__DIMS_WHOLE &&
+      (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
+    shape = forced;
+  p->shape = shape;
+  int64_t per_output = 1; /* threads on one output */
+  switch (shape) {
+    case AKX__DIMS_WHOLE: return;
+    case AKX__DIMS_ROWS:
+    case AKX__DIMS_WARP_ROWS: {
+      const int32_t G = shape == AKX__DIMS_ROWS ? bd : 32;
+      p->width = G;
+      p->blocks_x = ceil_div(p->n_out, bd / G);
+      p->splits = splits_for(p->blocks_x, bd, device_threads, p->len, G, 1);
+      per_output = G;
+      break;
+    }
+    case AKX__DIMS_PER_THREAD:
+      p->width = bd;
+      p->blocks_x = ceil_div(p->n_out, bd);
+      break;
+    case AKX__DIMS_TILED: {
+      const int32_t w = (int32_t)max64(AKX__TILED_OUTPUTS, AKX__SECTOR_BYTES / size);
+      p->width = (int32_t)min64(w, bd);
+      p->blocks_x = ceil_div(p->n_out, p->width);
+      break;
+    }
+    default: /* COLUMNS, STRIDED */
+      /* The strided fallback takes a thread per output for short reductions, as per_thread. */
+      p->width = (int32_t)(shape == AKX__DIMS_STRIDED && p->len < AKX__PER_THREAD_MAX_LEN
+                               ? bd : min64(min64(AKX__COLUMNS_OUTPUTS, p->n_out), bd));
+      p->blocks_x = ceil_div(p->n_out, p->width);
+      per_output = bd / p->width;
+      p->splits = splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
+                             AKX__LOADS_PER_THREAD);
+  }
+  const char *e = getenv("AKX_REDUCE_DIMS_SPLITS");
+  if (e && *e && shape != AKX__DIMS_PER_THREAD && shape != AKX__DIMS_TILED) {
+    const long s = strtol(e, NULL, 10);
+    if (s >= 1 && s <= AKX__MAX_SPLITS) p->splits = (int32_t)s;
+  }
+  (void)per_output;
+}
+
+static akx__tuning tuning_for(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
+  akx__tuning over = {0, 0, 0};
+  if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
+  return akx__tuning_lookup(AKX__FAMILY_REDUCE_DIMS, ctx->info.cc_major, ctx->info.cc_minor,
+                            akx_dtype_size(acc), &over);
+}
+
+static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                           akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
+                           akx__reduce_dims_plan *p) {
+  memset(p, 0, sizeof *p);
+  canonicalise(dst, src, p);
+  p->map = map;
+  p->op = op;
+  p->acc = acc;
+  p->finish.dst_dtype = dst->dtype;
+  p->finish.fold = opts ? opts->fold : 0;
+  if (opts && opts->init) {
+    p->finish.has_init = 1;
+    memcpy(p->finish.init, opts->init, akx_dtype_size(acc));
+  }
+  const akx__tuning t = tuning_for(ctx, acc, opts);
+  columns_shape(ctx, p, t.block_size);
+  if (p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS) {
+    /* 16-byte loads when every run of an output starts at the same phase. */
+    const int64_t size = (int64_t)akx_dtype_size(src->dtype);
+    p->vec_ok = (uintptr_t)p->src % (uintptr_t)size == 0;
+    for (int32_t d = 0; d + 1 < p->rdims; ++d)
+      if (p->rstride[d] * size % 16 != 0) p->vec_ok = 0;
+  }
+  if (p->blocks_x > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "dst has %" PRId64 " elements: reductions along some dims are not implemented "
-                     "yet; this version reduces into a one-element dst only",
-                     dst_ext.count);
-  return akx__reduce_whole_into(ctx, dst, src, &ext, map, op, opts, acc);
+                     "dst has %" PRId64 " outputs: more than a grid of 2^31 - 1 blocks of the %s "
+                     "kernel can cover",
+                     p->n_out, akx__reduce_dims_shape_name(p->shape));
+  return AKX_SUCCESS;
+}
+
+static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
+                              const akx_reduce_opts *opts) {
+  if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, opts);
+  if (p->splits <= 1) return 0;
+  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx_dtype_size((akx_dtype)p->acc), 256);
+}
+
+akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
+                                       const akx_array *src, akx_map map, akx_op op,
+                                       const akx_reduce_opts *opts, akx__reduce_dims_plan *plan) {
+  dims_checked c;
+  AKX_TRY(check(ctx, dst, src, map, op, opts, 0, &c));
+  if (!plan) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  return plan_for(ctx, dst, src, map, op, opts, c.acc, plan);
+}
+
+akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                          const akx_array *src, akx_map map, akx_op op,
+                                          const akx_reduce_opts *opts, size_t *bytes) {
+  dims_checked c;
+  akx__reduce_dims_plan p;
+  /* Shapes and dtypes only (zstd's size queries): the data pointers need not exist yet. */
+  AKX_TRY(check(ctx, dst, src, map, op, opts, 0, &c));
+  if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, &p));
+  *bytes = workspace_bytes(ctx, &p, opts);
+  return AKX_SUCCESS;
+}
+
+static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                     akx_map map, akx_op op, const akx_reduce_opts *opts) {
+  dims_checked c;
+  akx__reduce_dims_plan p;
+  AKX_TRY(check(ctx, dst, src, map, op, opts, AKX__ARRAY_MEMORY, &c));
+  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, &p));
+  switch (p.shape) {
+    case AKX__DIMS_NONE: return AKX_SUCCESS; /* nothing kept, nothing to write */
+    case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc);
+    default: break;
+  }
+  const size_t bytes = workspace_bytes(ctx, &p, opts);
+  if (bytes > 0) AKX_TRY(akx__workspace(ctx, bytes, &p.partials));
+  return ctx->be->reduce_dims(ctx, &p);
 }
 
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,

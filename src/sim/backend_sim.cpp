@@ -170,6 +170,11 @@ akx_status sim_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan
   scoped_context current(ctx);
   return akx__sim_reduce_whole_launch(plan, nullptr);
 }
+
+akx_status sim_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
+  scoped_context current(ctx);
+  return akx__sim_reduce_dims_launch(plan, nullptr);
+}
 }  // namespace
 }  // namespace akx::sim
 
@@ -184,4 +189,5 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_set_stream,
     akx::sim::sim_is_device_range,
     akx::sim::sim_reduce_whole,
+    akx::sim::sim_reduce_dims,
 };

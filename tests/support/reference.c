@@ -1009,3 +1009,20 @@ void ref_fill_plain(void *buf, akx_dtype t, int64_t n, uint64_t seed) {
     ref_store_at(buf, i, v);
   }
 }
+
+/* ---- reductions along dims ---------------------------------------------------------------- */
+
+ref_expect ref_reduce_dims_at(const akx_array *src, const int64_t *dst_shape,
+                              const int64_t *out_index, akx_map m, akx_op op, akx_dtype acc,
+                              const ref_val *init, const ref_val *prev) {
+  akx_array v = *src;
+  const int64_t es = (int64_t)ref_size(src->dtype);
+  int64_t off = 0;
+  for (int d = 0; d < src->ndim; d++) {
+    if (dst_shape[d] == 1 && src->shape[d] != 1) continue; /* reduced: the view runs along it */
+    off += out_index[d] * src->strides[d];
+    v.shape[d] = 1;
+  }
+  v.data = (unsigned char *)src->data + off * es;
+  return ref_mapreduce(&v, m, op, acc, init, prev);
+}

@@ -131,6 +131,12 @@ int ref_check(const void *got, const ref_expect *e, char *msg, size_t len);
  * dtype acc; NULL: none). */
 ref_expect ref_mapreduce(const akx_array *host_view, akx_map m, akx_op op, akx_dtype acc,
                          const ref_val *init, const ref_val *prev);
+/* One output of Julia's mapreducedim! over a host view: the elements of src at out_index
+ * (an index into dst_shape, src's shape with reduced dims 1) along the reduced dims, as
+ * ref_mapreduce reduces them. */
+ref_expect ref_reduce_dims_at(const akx_array *src, const int64_t *dst_shape,
+                              const int64_t *out_index, akx_map m, akx_op op, akx_dtype acc,
+                              const ref_val *init, const ref_val *prev);
 /* A contiguous vector view (the reference's own, not akx_vector). */
 akx_array ref_vector(void *data, akx_dtype t, int64_t n);
 /* Number of elements of a view (product of its shape; 1 for ndim 0). */

@@ -1,0 +1,264 @@
+// Reductions along dims (Julia's mapreducedim!, seed reduce-dims-shapes). The host
+// (src/reduce/reduce_dims.c) canonicalises the problem to
+//   outputs: kept dims (kshape, src strides ksrc, dst strides kdst), innermost last;
+//   reduction: reduced dims (rshape, rstride), innermost last;
+// and picks one of two kernel bodies, each launched under the names of the shapes it serves:
+//
+//   rows body (contiguous reductions: the innermost reduced dim has stride 1):
+//     G threads per output, G = blockDim.x ("reduce_dims_rows", a block per output) or 32
+//     ("reduce_dims_warp_rows", a warp per output); 16-byte vector loads, four in flight.
+//   tile body (strided reductions, and the general fallback):
+//     a block covers a tile of W consecutive outputs (flat output index, so a tile may take
+//     runs of contiguous outputs at the offsets of the other kept dims) with bd / W threads
+//     per output stepping down the reduction:
+//       W = blockDim.x   one thread per output      "reduce_dims_per_thread"
+//       W = 8 (or one 32-byte sector of outputs)    "reduce_dims_tiled"
+//       W = 32 (or fewer outputs than 32)           "reduce_dims_columns"
+//       W = 32 over outputs contiguous in no dim    "reduce_dims_strided"
+//     Threads of one output combine through shared memory (an odd pitch: conflict-free).
+//   Either body may split the reduction over gridDim.y blocks; each then parks a partial per
+//   output in the workspace (partials[split * n_out + output], accumulator type), and one
+//   thread per output finishes them ("reduce_dims_columns_finish").
+// Every store to dst goes through the finishing step (kernels/finish.cuh): init once, fold,
+// conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
+// The map is a runtime switch (one uniform branch per element): a template parameter for it
+// would compile four times the instances for no measurable gain in a memory-bound loop.
+#pragma once
+#include "kernels/block_reduce.cuh"
+#include "kernels/finish.cuh"
+
+namespace akx {
+
+// ---- the map, through one switch ------------------------------------------------------------
+template <class Src, class Acc, class Op>
+AKX_DEVICE Acc dims_map(int32_t map, Src x) {
+  switch (map) {
+#define AKX_X_(E, M)                                                                   \
+  case E:                                                                              \
+    if constexpr (reduce_supported(dtype_v<Src>, E, dtype_v<Acc>, Op::id))             \
+      return M::template apply<Acc>(x);                                                \
+    else                                                                               \
+      break;
+    AKX_MAP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+  return Op::template identity<Acc>();  // unreachable: the host refuses unsupported maps
+}
+
+// ---- offsets ----------------------------------------------------------------------------------
+// Offset (elements) of index i over n dims (innermost last).
+AKX_DEVICE int64_t dims_offset(int64_t i, int32_t n, const int64_t *shape, const int64_t *stride) {
+  if (n == 1) return i * stride[0];
+  int64_t off = 0;
+  for (int32_t d = n - 1; d >= 0; --d) {
+    off += (i % shape[d]) * stride[d];
+    i /= shape[d];
+  }
+  return off;
+}
+AKX_DEVICE int64_t out_src_offset(const akx__reduce_dims_plan &p, int64_t o) {
+  return p.kdims == 0 ? 0 : dims_offset(o, p.kdims, p.kshape, p.ksrc);
+}
+AKX_DEVICE int64_t out_dst_offset(const akx__reduce_dims_plan &p, int64_t o) {
+  return p.kdims == 0 ? 0 : dims_offset(o, p.kdims, p.kshape, p.kdst);
+}
+
+template <class Op, class Acc>
+AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
+  if (p.splits > 1) {
+    gst(static_cast<Acc *>(p.partials) + (int64_t)blockIdx.y * p.n_out + o, v);
+    return;
+  }
+  const size_t dsize = p.dst_size;
+  finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)dsize);
+}
+
+// The kernels' declarations (kernels/device.cuh). Registers: estimates until
+// bench/gpu_check.sh measures them (the float32 sum's reduce_whole kernels take 32).
+constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", 1024, 40, 4, false};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", 1024, 32, 1, false};
+
+// ---- rows body: G threads per output over a contiguous reduction ------------------------------
+// The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is
+// head scalars up to a 16-byte boundary, nvec vectors of V elements, tail scalars; the host
+// sets vec_ok when every run has the same head (base and outer strides multiples of 16 bytes,
+// kept strides too), else head = n_in and every element is a scalar load (still coalesced).
+// Split s of gridDim.y takes its share of the flat vector range and of the flat scalar range.
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
+  constexpr int V = 16 / (int)sizeof(Src);
+  AKX_SHARED(Acc, scratch, 32);
+  const int G = p.width;  // threads per output: 32 or blockDim.x
+  const int g = (int)threadIdx.x % G;
+  const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x / G) + (int)threadIdx.x / G;
+  Acc acc = Op::template identity<Acc>();
+  if (o < p.n_out) {
+    const Src *row = static_cast<const Src *>(p.src) + out_src_offset(p, o);
+    const int32_t nq = p.rdims - 1;  // outer reduced dims
+    const int64_t n_in = p.rshape[p.rdims - 1];
+    const int64_t Q = p.len / n_in;
+    int64_t head = n_in, nvec = 0;
+    if (p.vec_ok) {
+      const uintptr_t a = (uintptr_t)row;
+      head = (int64_t)(((16 - a % 16) % 16) / sizeof(Src));
+      if (head > n_in) head = n_in;
+      nvec = (n_in - head) / V;
+    }
+    const int64_t scal = n_in - nvec * V;  // head + tail per run
+    const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
+    // vectors: flat k over Q * nvec
+    {
+      const int64_t total = Q * nvec, chunk = (total + S - 1) / S;
+      const int64_t k0 = s * chunk, k1 = k0 + chunk < total ? k0 + chunk : total;
+      const Src *vbase = row + head;
+      auto addr = [&](int64_t k) -> const Src * {
+        if (Q == 1) return vbase + k * V;
+        const int64_t q = k / nvec, j = k - q * nvec;
+        return vbase + dims_offset(q, nq, p.rshape, p.rstride) + j * V;
+      };
+      int64_t k = k0 + g;
+      // Four independent 16-byte loads before any use (Little's law, as reduce_whole).
+      for (; k + 3 * (int64_t)G < k1; k += 4 * (int64_t)G) {
+        const vec<Src, V> x0 = gld_vec<Src, V>(addr(k));
+        const vec<Src, V> x1 = gld_vec<Src, V>(addr(k + G));
+        const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
+        const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x0.v[j]));
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x1.v[j]));
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x2.v[j]));
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x3.v[j]));
+      }
+      for (; k < k1; k += G) {
+        const vec<Src, V> x = gld_vec<Src, V>(addr(k));
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x.v[j]));
+      }
+    }
+    // scalars: flat e over Q * (head + tail)
+    if (scal > 0) {
+      const int64_t total = Q * scal, chunk = (total + S - 1) / S;
+      const int64_t e0 = s * chunk, e1 = e0 + chunk < total ? e0 + chunk : total;
+      for (int64_t e = e0 + g; e < e1; e += G) {
+        const int64_t q = Q == 1 ? 0 : e / scal, i = e - q * scal;
+        const int64_t idx = i < head ? i : i + nvec * V;
+        const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+      }
+    }
+  }
+  if (G == 32) {
+    acc = warp_reduce<Op>(acc);
+    if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
+  } else {
+    acc = block_reduce<Op>(acc, scratch);
+    if (threadIdx.x == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
+  }
+}
+
+// ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
+// Thread t serves output x = t % W of the tile on reduction rows y = t / W, y + ny, ...
+// (threads with y >= ny idle: bd need not be a multiple of W). Neighbouring lanes take
+// neighbouring outputs: where outputs are contiguous in the source (ksrc innermost 1), a warp
+// reads whole rows of them, or several rows when W < 32.
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
+  // Partials at pitch W | 1 (odd: the lanes reading down a column hit distinct banks). At
+  // most (bd / W) * (W + 1) <= 1.5 * bd accumulators (W = 2).
+  AKX_SHARED(Acc, part, 1536);
+  const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
+  const int t = (int)threadIdx.x, x = t % W, y = t / W;
+  const int64_t o = (int64_t)blockIdx.x * W + x;
+  Acc acc = Op::template identity<Acc>();
+  if (o < p.n_out && y < ny) {
+    const Src *base = static_cast<const Src *>(p.src) + out_src_offset(p, o);
+    const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
+    const int64_t chunk = (p.len + S - 1) / S;
+    const int64_t r0 = s * chunk, r1 = r0 + chunk < p.len ? r0 + chunk : p.len;
+    int64_t r = r0 + y;
+    if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division
+      const int64_t st = p.rstride[0], step = (int64_t)ny * st;
+      const Src *ptr = base + r * st;
+      for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny, ptr += 4 * step) {
+        const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x0));
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x1));
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x2));
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x3));
+      }
+      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+    } else {
+      for (; r < r1; r += ny) {
+        const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
+        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+      }
+    }
+  }
+  if (ny == 1) {  // one thread per output
+    if (o < p.n_out) dims_store<Op>(p, o, acc);
+    return;
+  }
+  // The ny partials of each output, through shared memory: warp w takes outputs w, w + warps,
+  // ...; its lanes read the partials down the column, then a warp reduction.
+  const int pitch = W | 1;
+  if (y < ny) part.st((int64_t)y * pitch + x, acc);
+  __syncthreads();
+  const int lane = t & 31, warp = t >> 5, warps = (bd + 31) >> 5;
+  for (int xo = warp; xo < W; xo += warps) {
+    Acc v = Op::template identity<Acc>();
+    for (int yy = lane; yy < ny; yy += 32) v = Op::apply(v, part.ld((int64_t)yy * pitch + xo));
+    v = warp_reduce<Op>(v);
+    const int64_t oo = (int64_t)blockIdx.x * W + xo;
+    if (lane == 0 && oo < p.n_out) dims_store<Op>(p, oo, v);
+  }
+}
+
+// ---- second pass: one thread per output over the splits' partials ------------------------------
+template <class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
+  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (o >= p.n_out) return;
+  const Acc *partials = static_cast<const Acc *>(p.partials);
+  Acc v = gld(partials + o);
+  for (int32_t s = 1; s < p.splits; ++s) v = Op::apply(v, gld(partials + (int64_t)s * p.n_out + o));
+  finish_store_at<Op>(v, p.finish,
+                      static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+}
+
+// ---- launcher -----------------------------------------------------------------------------------
+template <class Src, class Acc, class Op>
+akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
+  const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits), block((unsigned)p.block_size);
+  akx_status s;
+  switch (p.shape) {
+    case AKX__DIMS_ROWS:
+    case AKX__DIMS_WARP_ROWS:
+      s = AKX_LAUNCH(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info : reduce_dims_warp_rows_info,
+                     (reduce_dims_rows_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
+      break;
+    default: {
+      const kernel_info info = p.shape == AKX__DIMS_PER_THREAD ? reduce_dims_per_thread_info
+                               : p.shape == AKX__DIMS_TILED    ? reduce_dims_tiled_info
+                               : p.shape == AKX__DIMS_COLUMNS  ? reduce_dims_columns_info
+                                                               : reduce_dims_strided_info;
+      s = AKX_LAUNCH(info, (reduce_dims_tile_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
+    }
+  }
+  if (s != AKX_SUCCESS || p.splits == 1) return s;
+  const int64_t fb = (p.n_out + p.block_size - 1) / p.block_size;
+  return AKX_LAUNCH(reduce_dims_columns_finish_info, (reduce_dims_finish_kernel<Acc, Op>),
+                    dim3((unsigned)fb), block, 0, stream, p);
+}
+
+}  // namespace akx
