@@ -24,6 +24,16 @@
 extern "C" {
 #endif
 
+/* The version of this header: the one place it is written (CMake reads it from here for
+ * the project's version, the shared library's file name and pkg-config). The shared
+ * library's SONAME is libakx.so.AKX_VERSION_MAJOR: within one major version a newer
+ * libakx.so runs programs built against an older header (README, "Versioning and ABI"). */
+#define AKX_VERSION_MAJOR 0
+#define AKX_VERSION_MINOR 1
+#define AKX_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define AKX_VERSION (AKX_VERSION_MAJOR * 10000 + AKX_VERSION_MINOR * 100 + AKX_VERSION_PATCH)
+
 #define AKX_MAX_DIMS 8
 #define AKX_DIM_ALL (-1)
 
@@ -103,6 +113,12 @@ typedef struct {
 } akx_scan_opts;
 
 typedef struct akx_context akx_context;
+
+/* ---- version ------------------------------------------------------------------------- */
+
+/* The version of the library that is running, "MAJOR.MINOR.PATCH" (a static string), which
+ * may be newer than the header a program was built with (compare with AKX_VERSION_*). */
+const char *akx_version(void);
 
 /* ---- status, dtypes, arrays ------------------------------------------------------- */
 

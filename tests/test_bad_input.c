@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "akx.h"
+#include "akx_dlpack.h"
 #include "akx_sim.h"
 #include "fixture.h"
 
@@ -211,7 +212,31 @@
   X(sim_get_null_per_kernel, akx_sim_counters_get, INV, "per_kernel", "=2") /* NULL, capacity 2 */ \
   X(sim_sites_null_ctx, akx_sim_sites_get, INV, "akx_sim_sites_get", "ctx", "NULL") /* NULL */   \
   X(sim_sites_capacity_negative, akx_sim_sites_get, INV, "capacity", "=-3") /* capacity -3 */    \
-  X(sim_sites_null_sites, akx_sim_sites_get, INV, "sites", "=4") /* sites NULL, capacity 4 */
+  X(sim_sites_null_sites, akx_sim_sites_get, INV, "sites", "=4") /* sites NULL, capacity 4 */ \
+  /* ---- version, DLPack (include/akx_dlpack.h) ---- */                                         \
+  X(version_string, akx_version, PURE, NONE)          /* "MAJOR.MINOR.PATCH" of the macros */    \
+  X(dlpack_null_t, akx_array_from_dlpack, INV, "t", "NULL")      /* t NULL */                    \
+  X(dlpack_null_out, akx_array_from_dlpack, INV, "out", "NULL")  /* out NULL */                  \
+  X(dlpack_float8, akx_array_from_dlpack, UNS, "t->dtype", "float", "=8") /* kDLFloat, 8 bits */ \
+  X(dlpack_opaque, akx_array_from_dlpack, UNS, "t->dtype", "opaque") /* kDLOpaqueHandle 64 */    \
+  X(dlpack_code_99, akx_array_from_dlpack, UNS, "t->dtype", "=99")   /* no such type code */     \
+  X(dlpack_lanes_4, akx_array_from_dlpack, UNS, "t->dtype.lanes", "=4") /* float32 x 4 */        \
+  X(dlpack_lanes_0, akx_array_from_dlpack, UNS, "t->dtype.lanes", "=0") /* no lane */            \
+  X(dlpack_device_rocm, akx_array_from_dlpack, UNS, "t->device.device_type", "=10", "ROCm")      \
+    /* device mismatch: AMD memory */                                                            \
+  X(dlpack_device_cuda_host, akx_array_from_dlpack, UNS, "t->device.device_type", "=3")          \
+    /* device mismatch: pinned host memory is not CUDA device memory */                          \
+  X(dlpack_device_id_negative, akx_array_from_dlpack, INV, "t->device.device_id", "=-1")         \
+  X(dlpack_ndim_negative, akx_array_from_dlpack, INV, "t->ndim", "=-1") /* ndim -1 */            \
+  X(dlpack_ndim_9, akx_array_from_dlpack, UNS, "t->ndim", "=9")  /* more dims than akx_array */  \
+  X(dlpack_null_shape, akx_array_from_dlpack, INV, "t->shape", "NULL") /* ndim 2, shape NULL */  \
+  X(dlpack_shape_negative, akx_array_from_dlpack, INV, "t->shape[1]", "=-3") /* {4, -3} */       \
+  X(dlpack_null_data, akx_array_from_dlpack, INV, "t->data", "NULL") /* 1024 elements at NULL */ \
+  X(dlpack_misaligned, akx_array_from_dlpack, INV, "t->byte_offset", "aligned") /* float32 +2 */ \
+  X(dlpack_offset_wraps, akx_array_from_dlpack, INV, "t->byte_offset", "=18446744073709551615")  \
+    /* byte_offset UINT64_MAX from a non-NULL data */                                            \
+  X(dlpack_stride_overflow, akx_array_from_dlpack, INV, "t->strides[0]", "=4611686018427387904") \
+    /* 2^62 x 3 float32 */
 
 /* ---- the world a row runs in ----------------------------------------------------------------- */
 
@@ -230,6 +255,7 @@ typedef struct {
   int32_t kernels;
   akx_sim_site_counters sites[2];
   int32_t nsites;
+  akx_array array;               /* akx_array_from_dlpack */
   _Alignas(16) unsigned char result[64]; /* akx_mapreduce, where HOST */
   _Alignas(16) unsigned char copy[64];   /* akx_memcpy's host side */
 } bx_out;
@@ -901,6 +927,63 @@ ROW(sim_sites_capacity_negative) {
 }
 ROW(sim_sites_null_sites) { return akx_sim_sites_get(x->ctx, NULL, 4, &x->out.nsites); }
 
+/* version, DLPack: a valid 1-d float32 tensor over src (kDLCPU, the sim's memory), one field
+ * wrong per row */
+ROW(version_string) {
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", AKX_VERSION_MAJOR, AKX_VERSION_MINOR, AKX_VERSION_PATCH);
+  const char *v = akx_version();
+  return PURE_OK(v && !strcmp(v, want), "\"%s\" (the macros say %s)", v ? v : "(null)", want);
+}
+typedef struct {
+  DLTensor t;
+  int64_t shape[AKX_MAX_DIMS + 1], strides[AKX_MAX_DIMS + 1];
+} bx_dl;
+static void dl_valid(bx *x, bx_dl *d) {
+  memset(d, 0, sizeof *d);
+  d->t.data = x->src;
+  d->t.device.device_type = kDLCPU;
+  d->t.ndim = 1;
+  d->t.dtype.code = kDLFloat;
+  d->t.dtype.bits = 32;
+  d->t.dtype.lanes = 1;
+  d->shape[0] = SRC_BYTES / 4;
+  d->t.shape = d->shape; /* into *d: the tensor and its arrays stay together */
+  d->t.strides = NULL;
+}
+/* A row converting the valid tensor after `change` (statements on d, the bx_dl). */
+#define DL_ROW(id, change)                              \
+  ROW(id) {                                             \
+    bx_dl d;                                            \
+    dl_valid(x, &d);                                    \
+    change;                                             \
+    return akx_array_from_dlpack(&d.t, &x->out.array); \
+  }
+ROW(dlpack_null_t) { return akx_array_from_dlpack(NULL, &x->out.array); }
+ROW(dlpack_null_out) {
+  bx_dl d;
+  dl_valid(x, &d);
+  return akx_array_from_dlpack(&d.t, NULL);
+}
+DL_ROW(dlpack_float8, d.t.dtype.bits = 8)
+DL_ROW(dlpack_opaque, d.t.dtype.code = 3 /* kDLOpaqueHandle */; d.t.dtype.bits = 64)
+DL_ROW(dlpack_code_99, d.t.dtype.code = 99)
+DL_ROW(dlpack_lanes_4, d.t.dtype.lanes = 4)
+DL_ROW(dlpack_lanes_0, d.t.dtype.lanes = 0)
+DL_ROW(dlpack_device_rocm, d.t.device.device_type = (DLDeviceType)10 /* kDLROCM */)
+DL_ROW(dlpack_device_cuda_host, d.t.device.device_type = kDLCUDAHost)
+DL_ROW(dlpack_device_id_negative, d.t.device.device_id = -1)
+DL_ROW(dlpack_ndim_negative, d.t.ndim = -1)
+DL_ROW(dlpack_ndim_9, d.t.ndim = 9; for (int i = 0; i < 9; i++) d.shape[i] = 1)
+DL_ROW(dlpack_null_shape, d.t.ndim = 2; d.t.shape = NULL)
+DL_ROW(dlpack_shape_negative, d.t.ndim = 2; d.shape[0] = 4; d.shape[1] = -3)
+DL_ROW(dlpack_null_data, d.t.data = NULL)
+DL_ROW(dlpack_misaligned, d.t.byte_offset = 2; d.shape[0] = 16)
+DL_ROW(dlpack_offset_wraps, d.t.byte_offset = UINT64_MAX)
+DL_ROW(dlpack_stride_overflow, d.shape[0] = 3; d.strides[0] = INT64_C(1) << 62;
+       d.t.strides = d.strides)
+
+
 /* ---- the harness ----------------------------------------------------------------------------- */
 
 static void lower(const char *s, char *out, size_t len) {
@@ -980,7 +1063,8 @@ static const char *out_field(size_t at) {
     size_t at, size;
   } fields[] = {BX_FIELD(ctx),   BX_FIELD(ptr),        BX_FIELD(bytes),   BX_FIELD(count),
                 BX_FIELD(info),  BX_FIELD(total),      BX_FIELD(per_kernel), BX_FIELD(kernels),
-                BX_FIELD(sites), BX_FIELD(nsites),     BX_FIELD(result),  BX_FIELD(copy)};
+                BX_FIELD(sites), BX_FIELD(nsites),     BX_FIELD(result),  BX_FIELD(copy),
+                BX_FIELD(array)};
 #undef BX_FIELD
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
     if (at >= fields[i].at && at < fields[i].at + fields[i].size) return fields[i].name;
@@ -1068,7 +1152,8 @@ ParameterizedTest(bx_param *p, bad_input, row, .init = bx_setup, .fini = bx_tear
 
 /* ---- the table itself ------------------------------------------------------------------------ */
 
-/* The public functions of include/akx.h and include/akx_sim.h that take arguments: read from
+/* The public functions of include/akx.h, akx_sim.h and akx_dlpack.h that take arguments (and
+ * akx_version, which takes none but has its row): read from
  * the headers (next to this file's directory) when they can be found, else this list. */
 static const char *const known_functions[] = {
     "akx_status_string", "akx_dtype_size", "akx_dtype_name", "akx_vector", "akx_array_c",
@@ -1076,7 +1161,7 @@ static const char *const known_functions[] = {
     "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
     "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size",
     "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_findall", "akx_sim_counters_reset",
-    "akx_sim_counters_get", "akx_sim_sites_get"};
+    "akx_sim_counters_get", "akx_sim_sites_get", "akx_version", "akx_array_from_dlpack"};
 
 static int has_row_for(const char *fn) {
   for (size_t i = 0; i < N_ROWS; i++)
@@ -1129,8 +1214,9 @@ Test(bad_input, matrix) {
     cr_log_warn("cannot find the headers from %s; checked the built-in list only", __FILE__);
     return;
   }
-  static const char *const headers[] = {"include/akx.h", "include/akx_sim.h"};
-  for (size_t i = 0; i < 2; i++) {
+  static const char *const headers[] = {"include/akx.h", "include/akx_sim.h",
+                                        "include/akx_dlpack.h"};
+  for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
     snprintf(tests, sizeof root - (size_t)(tests - root), "%s", headers[i]);
     int n = check_header(root);
     if (n < 0) {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The shared library's ABI surface (ctest: symbols): run as
+#   tests/test_symbols.sh path/to/libakx.so path/to/include MAJOR
+# - its SONAME is libakx.so.MAJOR;
+# - every symbol it exports (nm -D --defined-only) is an akx_* function declared in a public
+#   header (include/*.h): no internal akx__* helper, no C++ symbol (mangled names, typeinfo,
+#   vtables, template instances), nothing from the libraries linked in;
+# - every function the public headers declare is exported (cmake/akx.map forgot none).
+set -euo pipefail
+lib=$1 include=$2 major=$3
+fail=0
+
+soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
+if [ "$soname" != "libakx.so.$major" ]; then
+  echo "FAIL: SONAME of $lib is '$soname', expected libakx.so.$major"
+  fail=1
+fi
+
+# Declarations: a line starting with a type (not a comment, a directive or an indented
+# continuation) whose first akx_ name is followed by '('.
+declared=$(grep -h -E '^[A-Za-z_].*\bakx_[a-z0-9_]+\(' "$include"/*.h |
+           grep -o -E '\bakx_[a-z0-9_]+\(' | tr -d '(' | sort -u || true)
+[ -n "$declared" ] || { echo "FAIL: no function declarations found in $include/*.h"; exit 1; }
+
+# Exported: defined dynamic symbols, without a version suffix (name@VERSION).
+exported=$(nm -D --defined-only "$lib" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//' | sort -u)
+[ -n "$exported" ] || { echo "FAIL: nm -D found no defined symbol in $lib"; exit 1; }
+
+while read -r sym; do
+  if ! grep -qx -- "$sym" <<<"$declared"; then
+    echo "FAIL: $lib exports '$sym', which is not a function of the public headers"
+    fail=1
+  fi
+done <<<"$exported"
+while read -r fn; do
+  if ! grep -qx -- "$fn" <<<"$exported"; then
+    echo "FAIL: '$fn' is declared in $include but $lib does not export it"
+    fail=1
+  fi
+done <<<"$declared"
+
+echo "$(wc -l <<<"$exported") exported symbols, $(wc -l <<<"$declared") declared functions, SONAME $soname"
+[ "$fail" -eq 0 ] && echo "symbols: OK"
+exit "$fail"
