@@ -1,28 +1,35 @@
-// The no-neutral-element scan of akx-bench, through include/akx.cuh (C++ templates over a user
-// functor). Compiled by the host compiler for the sim and by nvcc (as CUDA) for a CUDA build.
+// The no-neutral-element scan of akx-bench, through include/akx.cuh (C++ templates over a
+// user functor). This file holds the sim's instance (host compiler) and the dispatch by the
+// context's backend; bench_no_neutral_cuda.cu holds the CUDA one (nvcc).
 #include "bench_no_neutral.h"
 
 #include <cstdio>
+
+#define AKX_NN_ENTRY akx_bench_no_neutral_scan_sim
+#include "no_neutral_scan.inl"
+
+extern "C" akx_status akx_bench_no_neutral_scan_cuda(akx_context *ctx, float *dst, const float *src,
+                                                     int64_t rows, int64_t cols, int32_t dim);
 
 namespace {
 char last_error[512];
 }
 
-// TODO(akx.cuh): include/akx.cuh (akx::scan_inclusive<Functor>) is being written; until it is in
-// the tree this case reports "n/a (unsupported: ...)". When it lands, call it here with
-// no_neutral_add (a + b, given to the templates without an identity, so the kernels carry
-// Optional partials: a value and a has-value flag).
-#if __has_include("akx.cuh") && defined(AKX_BENCH_HAVE_AKX_CUH)
-#include "akx.cuh"
-#endif
-
 extern "C" akx_status akx_bench_no_neutral_scan(akx_context *ctx, float *dst, const float *src,
                                                 int64_t rows, int64_t cols, int32_t dim) {
-  (void)ctx, (void)dst, (void)src, (void)rows, (void)cols, (void)dim;
-  snprintf(last_error, sizeof last_error,
-           "include/akx.cuh (akx::scan_inclusive over a functor without a neutral element) is not "
-           "in this tree yet");
-  return AKX_ERROR_UNSUPPORTED;
+  akx_status s;
+  if (akx_context_backend(ctx) == AKX_BACKEND_SIM) {
+    s = akx_bench_no_neutral_scan_sim(ctx, dst, src, rows, cols, dim);
+  } else {
+#if defined(AKX_HAVE_CUDA)
+    s = akx_bench_no_neutral_scan_cuda(ctx, dst, src, rows, cols, dim);
+#else
+    snprintf(last_error, sizeof last_error, "akx-bench was built without CUDA");
+    return AKX_ERROR_UNSUPPORTED;
+#endif
+  }
+  if (s != AKX_SUCCESS) snprintf(last_error, sizeof last_error, "%s", akx_last_error());
+  return s;
 }
 
 extern "C" const char *akx_bench_no_neutral_error(void) { return last_error; }

@@ -222,9 +222,44 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
                                           const akx_array *src, akx_map map, akx_op op,
                                           const akx_reduce_opts *opts, size_t *bytes);
 
-/* Not yet implemented: return AKX_ERROR_UNSUPPORTED after validating the context. */
+/* Inclusive (default) or exclusive scan of src along dim into dst (numpy's cumsum/cumprod,
+ * Julia's accumulate!): dst[..., i, ...] = init o src[..., 0, ...] o ... o src[..., i, ...]
+ * (exclusive: up to i - 1; the first is init, or the op's neutral element), in the
+ * accumulator dtype, converted to dst's dtype at the store. dim: 0..ndim-1, or AKX_DIM_ALL:
+ * the whole array in memory order (a 1-d array: its only dim; ndim >= 2: src must be C- or
+ * Fortran-contiguous and dst must have src's strides). dst has src's shape; any strides,
+ * negative too, and dst and src may have different layouts (not for AKX_DIM_ALL). In place
+ * when dst is the same view as src; any other overlap is refused. dst's dtype: src's or the
+ * accumulator's. Accumulator (opts->acc): AUTO (as for reductions: narrow integers and bool
+ * widen to 64 bits for ADD/MUL, float16/bfloat16 to float32) or src's own dtype.
+ * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
+ * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
+ * opts->block_size / items_per_thread override the tuning table (a tile of block_size x
+ * items_per_thread partials must fit 48 KiB of shared memory). */
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
                     akx_op op, int32_t dim, const akx_scan_opts *opts);
+
+/* Bytes of workspace akx_scan needs for these shapes, dtypes, dim and options on this
+ * context's device (data pointers are not read). */
+akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                   const akx_array *src, akx_op op, int32_t dim,
+                                   const akx_scan_opts *opts, size_t *bytes);
+
+/* Runs fn(stream, workspace, arg) on this context: its stream (a cudaStream_t; NULL on the
+ * sim), a device workspace of at least workspace_bytes (the caller's or the context's cache;
+ * NULL when 0), the context's lock held and, on the sim, launches attributed to ctx. For
+ * kernels written against kernels/device.cuh, as include/akx.cuh's templates are. Returns
+ * fn's status. */
+akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
+                           akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg);
+
+/* 0-based positions of the nonzero elements of src (any dtype; NaN is nonzero), in memory
+ * order: the linear index over src's dims ordered by decreasing |stride| (C order for a
+ * row-major array, Julia's linear index for a column-major one), each dim walked in its own
+ * index order. indices: a 1-d int64 array with stride 1; its shape[0] is the capacity.
+ * snprintf-style: *count (host) is always the total; at most capacity positions are
+ * written; a total above the capacity returns AKX_ERROR_OUTPUT_TOO_SMALL (with the first
+ * capacity positions written). Synchronizes (the count comes back to the host). */
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count);
 

@@ -250,6 +250,40 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 #endif
 
 namespace akx {
+// A T moved in one instruction: a struct whose alignment is below its size (complex64 and
+// complex128: two 4- or 8-byte parts) is otherwise loaded part by part, two requests of half
+// width at twice the stride, which doubles a warp's sectors (global) or bank wavefronts
+// (shared). wide<T> has T's size and an alignment equal to it (sizes 2..16).
+template <class T>
+constexpr size_t wide_align_v =
+    (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) ? sizeof(T) : alignof(T);
+template <class T>
+struct alignas(wide_align_v<T>) wide {
+  T v;
+};
+// Global accesses of one element in one instruction where its address allows (a view of a
+// complex128 array may start at an odd multiple of 8 bytes: then part by part).
+template <class T>
+AKX_DEVICE T gld_wide(const T *p AKX_SITE_PARAM) {
+  if constexpr (wide_align_v<T> > alignof(T)) {
+    if ((uintptr_t)p % wide_align_v<T> == 0)
+      return gld(reinterpret_cast<const wide<T> *>(p) AKX_SITE_ARG).v;
+  }
+  return gld(p AKX_SITE_ARG);
+}
+template <class T>
+AKX_DEVICE void gst_wide(T *p, const T &v AKX_SITE_PARAM) {
+  if constexpr (wide_align_v<T> > alignof(T)) {
+    if ((uintptr_t)p % wide_align_v<T> == 0) {
+      gst(reinterpret_cast<wide<T> *>(p), wide<T>{v} AKX_SITE_ARG);
+      return;
+    }
+  }
+  gst(p, v AKX_SITE_ARG);
+}
+}  // namespace akx
+
+namespace akx {
 constexpr unsigned FULL_MASK = 0xffffffffu;
 
 // Shuffles of any trivially copyable T, word by word (CUDA's intrinsics take 4/8-byte

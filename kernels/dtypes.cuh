@@ -83,5 +83,10 @@ constexpr bool op_allowed(akx_dtype acc, akx_op op) {
 constexpr bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
+// Scans compile fewer accumulators than reductions (each is four kernels, stored to two dst
+// dtypes): the AUTO one, or the source's own.
+constexpr bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
+  return (acc == auto_acc(src, op) || acc == src) && op_allowed(acc, op);
+}
 
 }  // namespace akx

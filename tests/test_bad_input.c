@@ -196,14 +196,32 @@
   X(rdws_null_dst, akx_reduce_dims_workspace_size, INV, "dst", "NULL")     /* dst NULL */        \
   X(rdws_dst_shape_7, akx_reduce_dims_workspace_size, INV, "dst->shape[1]", "=7") /* {8, 7} */   \
   X(rdws_xor_float32, akx_reduce_dims_workspace_size, UNS, "XOR", "float32") /* XOR on float32 */ \
-  /* ---- akx_scan, akx_findall: not implemented, their current refusal ---- */                  \
+  /* ---- akx_scan, akx_scan_workspace_size, akx_findall ---- */                                  \
   X(scan_null_ctx, akx_scan, INV, "ctx", "NULL")                 /* ctx NULL */                  \
-  X(scan_dim_9, akx_scan, UNS, "akx_scan", "not implemented")    /* dim 9 of a 1-d src */        \
-  X(scan_null_arrays, akx_scan, UNS, "akx_scan", "not implemented") /* dst and src NULL */       \
+  X(scan_dim_9, akx_scan, INV, "dim", "=9")                      /* dim 9 of a 1-d src */        \
+  X(scan_dim_minus_2, akx_scan, INV, "dim", "=-2")               /* below AKX_DIM_ALL */         \
+  X(scan_null_arrays, akx_scan, INV, "src", "NULL")              /* dst and src NULL */          \
+  X(scan_dst_shape, akx_scan, INV, "dst->shape[1]", "=127")      /* {8, 127} into {8, 128} */    \
+  X(scan_dst_ndim, akx_scan, INV, "dst->ndim", "=1")             /* 1-d dst, 2-d src */          \
+  X(scan_overlap, akx_scan, INV, "dst", "overlaps", "src")       /* dst = src shifted by one */  \
+  X(scan_exclusive_max_no_init, akx_scan, INV, "opts->init", "MAX") /* no neutral element */    \
+  X(scan_acc_float64, akx_scan, UNS, "opts->acc", "float64")     /* not compiled for scans */    \
+  X(scan_dst_int8, akx_scan, UNS, "dst->dtype", "int8")          /* float32 scan into int8 */    \
+  X(scan_xor_float32, akx_scan, UNS, "XOR", "float32")           /* bit op on floats */          \
+  X(scan_items_65, akx_scan, INV, "opts->items_per_thread", "=65") /* above 64 */               \
+  X(scan_exclusive_2, akx_scan, INV, "opts->exclusive", "=2")    /* not 0 or 1 */                \
+  X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=49152") /* 1024 x 64 float64 */     \
+  X(scan_dim_all_strided, akx_scan, INV, "AKX_DIM_ALL", "contiguous") /* a 2-d column view */   \
+  X(scanws_null_bytes, akx_scan_workspace_size, INV, "bytes", "NULL") /* bytes NULL */          \
+  X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
-  X(findall_small_output, akx_findall, UNS, "akx_findall", "not implemented")                    \
-    /* 1024 nonzeros, room for 4 indices (OUTPUT_TOO_SMALL once implemented) */                  \
-  X(findall_null_count, akx_findall, UNS, "akx_findall", "not implemented") /* count NULL */     \
+  X(findall_null_count, akx_findall, INV, "count", "NULL")       /* count NULL */                \
+  X(findall_null_indices, akx_findall, INV, "indices", "NULL")   /* indices NULL */              \
+  X(findall_indices_int32, akx_findall, INV, "indices->dtype", "int32") /* not int64 */         \
+  X(findall_indices_2d, akx_findall, INV, "indices->ndim", "=2") /* {8, 8} indices */            \
+  X(findall_indices_strided, akx_findall, INV, "indices->strides[0]", "=2") /* every other */   \
+  X(run_null_ctx, akx_context_run, INV, "ctx", "NULL")           /* ctx NULL */                  \
+  X(run_null_fn, akx_context_run, INV, "fn", "NULL")             /* fn NULL */                   \
   /* ---- the sim's counters ---- */                                                             \
   X(sim_reset_null_ctx, akx_sim_counters_reset, INV, "akx_sim_counters_reset", "ctx", "NULL")    \
     /* ctx NULL */                                                                               \
@@ -887,28 +905,132 @@ ROW(rdws_xor_float32) {
   return akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, AKX_OP_XOR, NULL, &x->out.bytes);
 }
 
-/* akx_scan, akx_findall */
+/* akx_scan, akx_scan_workspace_size, akx_findall */
+static akx_array dst64(bx *x) { return akx_vector(x->ddst, AKX_FLOAT32, 64); }
 ROW(scan_null_ctx) {
-  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64);
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   return akx_scan(NULL, &d, &s, ADD, 0, NULL);
 }
 ROW(scan_dim_9) {
-  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64);
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   return akx_scan(x->ctx, &d, &s, ADD, 9, NULL);
 }
+ROW(scan_dim_minus_2) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan(x->ctx, &d, &s, ADD, -2, NULL);
+}
 ROW(scan_null_arrays) { return akx_scan(x->ctx, NULL, NULL, ADD, 0, NULL); }
+ROW(scan_dst_shape) {
+  const int64_t shape[2] = {8, 127};
+  akx_array d = akx_array_c(x->ddst, AKX_FLOAT32, 2, shape);
+  d.data = x->dout; /* 8 x 127 float32 do not fit at ddst: the whole output buffer */
+  akx_array s = x->m2;
+  s.shape[0] = 1; /* {1, 128}: 512 bytes of src */
+  d.shape[0] = 1;
+  return akx_scan(x->ctx, &d, &s, ADD, 1, NULL);
+}
+ROW(scan_dst_ndim) {
+  akx_array d = dst64(x);
+  const int64_t shape[2] = {8, 8};
+  akx_array s = akx_array_c(x->src, AKX_FLOAT32, 2, shape);
+  return akx_scan(x->ctx, &d, &s, ADD, 0, NULL);
+}
+ROW(scan_overlap) {
+  akx_array s = vec(x, AKX_FLOAT32, 64), d = s;
+  d.data = x->src + 4;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, NULL);
+}
+ROW(scan_exclusive_max_no_init) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.exclusive = 1;
+  return akx_scan(x->ctx, &d, &s, AKX_OP_MAX, 0, &o);
+}
+ROW(scan_acc_float64) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.acc = AKX_FLOAT64;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
+}
+ROW(scan_dst_int8) {
+  akx_array d = akx_vector(x->ddst, AKX_INT8, 64), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan(x->ctx, &d, &s, ADD, 0, NULL);
+}
+ROW(scan_xor_float32) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan(x->ctx, &d, &s, AKX_OP_XOR, 0, NULL);
+}
+ROW(scan_items_65) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.items_per_thread = 65;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
+}
+ROW(scan_exclusive_2) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.exclusive = 2;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
+}
+ROW(scan_tile_too_big) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT64, 32), s = vec(x, AKX_FLOAT64, 32);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.block_size = 1024;
+  o.items_per_thread = 64;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
+}
+ROW(scan_dim_all_strided) {
+  akx_array s = x->m2; /* {8, 128} -> columns 0..31: a {8, 32} view with row stride 128 */
+  s.shape[1] = 32;
+  akx_array d = s;
+  d.data = x->ddst;
+  d.strides[0] = 32;
+  d.shape[0] = 2; /* {2, 32}: fits the 256 bytes at ddst */
+  s.shape[0] = 2;
+  d.strides[0] = 128; /* dst must take src's strides for AKX_DIM_ALL... */
+  d.data = x->dout;   /* ...which spans 2 x 128 float32 = 1 KiB: the whole output buffer */
+  return akx_scan(x->ctx, &d, &s, ADD, AKX_DIM_ALL, NULL);
+}
+ROW(scanws_null_bytes) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan_workspace_size(x->ctx, &d, &s, ADD, 0, NULL, NULL);
+}
+ROW(scanws_dim_3) {
+  const int64_t shape[2] = {8, 8};
+  akx_array s = akx_array_c(x->src, AKX_FLOAT32, 2, shape), d = s;
+  d.data = x->ddst;
+  return akx_scan_workspace_size(x->ctx, &d, &s, ADD, 3, NULL, &x->out.bytes);
+}
 ROW(findall_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(NULL, &x->v32, &idx, &x->out.count);
-}
-ROW(findall_small_output) {
-  akx_array idx = akx_vector(x->didx, AKX_INT64, 4); /* the source has no zero */
-  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
 }
 ROW(findall_null_count) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(x->ctx, &x->v32, &idx, NULL);
 }
+ROW(findall_null_indices) { return akx_findall(x->ctx, &x->v32, NULL, &x->out.count); }
+ROW(findall_indices_int32) {
+  akx_array idx = akx_vector(x->didx, AKX_INT32, 64);
+  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
+}
+ROW(findall_indices_2d) {
+  const int64_t shape[2] = {8, 8};
+  akx_array idx = akx_array_c(x->didx, AKX_INT64, 2, shape);
+  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
+}
+ROW(findall_indices_strided) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 32);
+  idx.strides[0] = 2;
+  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
+}
+
+static akx_status run_nothing(void *stream, void *ws, void *arg) {
+  (void)stream, (void)ws, (void)arg;
+  return AKX_SUCCESS;
+}
+ROW(run_null_ctx) { return akx_context_run(NULL, 0, run_nothing, NULL); }
+ROW(run_null_fn) { return akx_context_run(x->ctx, 64, NULL, NULL); }
 
 /* the sim's counters */
 ROW(sim_reset_null_ctx) { return akx_sim_counters_reset(NULL); }
@@ -982,7 +1104,6 @@ DL_ROW(dlpack_misaligned, d.t.byte_offset = 2; d.shape[0] = 16)
 DL_ROW(dlpack_offset_wraps, d.t.byte_offset = UINT64_MAX)
 DL_ROW(dlpack_stride_overflow, d.shape[0] = 3; d.strides[0] = INT64_C(1) << 62;
        d.t.strides = d.strides)
-
 
 /* ---- the harness ----------------------------------------------------------------------------- */
 
@@ -1160,7 +1281,7 @@ static const char *const known_functions[] = {
     "akx_array_f", "akx_context_create", "akx_context_destroy", "akx_context_set_stream",
     "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
     "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size",
-    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_findall", "akx_sim_counters_reset",
+    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_scan_workspace_size", "akx_findall", "akx_context_run", "akx_sim_counters_reset",
     "akx_sim_counters_get", "akx_sim_sites_get", "akx_version", "akx_array_from_dlpack"};
 
 static int has_row_for(const char *fn) {

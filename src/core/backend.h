@@ -49,6 +49,14 @@ struct akx__backend {
   akx_status (*reduce_whole)(akx_context *ctx, const akx__reduce_whole_plan *plan);
   /* Launches the passes of a reduction along dims on the context's stream. */
   akx_status (*reduce_dims)(akx_context *ctx, const akx__reduce_dims_plan *plan);
+  /* Launches a scan (src/scan/scan.c's plan) on the context's stream. */
+  akx_status (*scan)(akx_context *ctx, const akx__scan_plan *plan);
+  /* Launches findall; the total is left at the head of plan->status. */
+  akx_status (*findall)(akx_context *ctx, const akx__findall_plan *plan);
+  /* Runs fn(stream, workspace, arg) with the context's device current (the sim: launches
+   * attributed to ctx). For akx_context_run. */
+  akx_status (*run)(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
+                    void *arg);
 };
 
 extern const akx__backend akx__backend_sim;
@@ -60,6 +68,10 @@ akx_status akx__sim_reduce_whole_launch(const akx__reduce_whole_plan *plan, void
 akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
 akx_status akx__sim_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
 akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
+akx_status akx__sim_scan_launch(const akx__scan_plan *plan, void *stream);
+akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream);
+akx_status akx__sim_findall_launch(const akx__findall_plan *plan, void *stream);
+akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream);
 
 #ifdef __cplusplus
 }

@@ -182,3 +182,17 @@ akx_status akx_free(akx_context *ctx, void *ptr) {
 akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
   return AKX_LOCKED(ctx, memcpy_locked(ctx, dst, src, bytes, k));
 }
+
+static akx_status context_run_locked(akx_context *ctx, size_t workspace_bytes,
+                                     akx_status (*fn)(void *, void *, void *), void *arg) {
+  AKX_TRY(akx__check_context(ctx));
+  if (!fn) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "fn is NULL");
+  void *ws = NULL;
+  if (workspace_bytes) AKX_TRY(akx__workspace(ctx, workspace_bytes, &ws));
+  return ctx->be->run(ctx, fn, ws, arg);
+}
+
+akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
+                           akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg) {
+  return AKX_LOCKED(ctx, context_run_locked(ctx, workspace_bytes, fn, arg));
+}

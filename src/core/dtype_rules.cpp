@@ -33,4 +33,8 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
   *acc = a;
   return AKX_SUCCESS;
 }
+
+int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
+  return akx::scan_supported(src, acc, op);
+}
 }

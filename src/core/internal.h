@@ -54,6 +54,8 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 /* The host half of the finishing step (kernels/finish.cuh): dst is host memory of the
  * accumulator dtype; fold reads its previous value. */
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
+/* 1 when a scan of src with this accumulator and op has compiled kernels. */
+int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
 akx_status akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f);
 
 /* ---- layout (src/canonical.c) ---- */

@@ -82,6 +82,66 @@ typedef struct {
   akx__finish finish; /* dst, dst dtype, init, fold */
 } akx__reduce_dims_plan;
 
+/* Elements of an N-d index space, innermost dim last: offset(i) = sum of the digits of i
+ * (mixed radix over shape, innermost varying fastest) times the strides. */
+typedef struct {
+  int32_t ndim;
+  int64_t shape[AKX_MAX_DIMS];
+  int64_t strides[AKX_MAX_DIMS];
+} akx__index_map;
+
+/* A scan (kernels/scan_tile.cuh, kernels/scan_columns.cuh): `slices` independent sequences of
+ * `n` elements. Element i of slice s sits at data + outer(s) + i * step for src and dst alike
+ * (each with its own outer map and step). */
+typedef struct {
+  const void *src;
+  void *dst;
+  int32_t src_dtype, dst_dtype, acc, op; /* akx_dtype, akx_dtype, akx_dtype, akx_op */
+  int64_t n;            /* elements per slice */
+  int64_t slices;
+  int64_t src_step, dst_step;
+  akx__index_map src_outer, dst_outer; /* slice -> element offset of its first element */
+  int32_t exclusive;
+  int32_t has_init;
+  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
+  /* tile kernels */
+  int32_t block_size, items_per_thread;
+  int32_t layout;       /* akx__scan_layout */
+  int64_t tiles;
+  /* columns kernels: n split into `chunks` of chunk_len (1 chunk: one pass) */
+  int64_t chunks, chunk_len;
+  int32_t shape;        /* akx__scan_shape */
+  void *status;         /* workspace (kernels/lookback.cuh, or the columns' chunk carries) */
+} akx__scan_plan;
+
+/* Which scan kernel runs (src/scan/scan.c chooses). */
+typedef enum {
+  AKX__SCAN_WHOLE = 0,  /* one sequence, tile scan with look-back ("scan_tile") */
+  AKX__SCAN_SLICES = 1, /* contiguous scanned dim, segmented tile scan ("scan_slices") */
+  AKX__SCAN_COLUMNS = 2 /* strided scanned dim, a thread per column ("scan_columns") */
+} akx__scan_shape;
+
+/* How a tile keeps its runs in shared memory (kernels/scan_layout.cuh). */
+typedef enum {
+  AKX__SCAN_LAYOUT_CONFLICT_FREE = 0, /* default: rotated runs (>= 4-byte partials), padded
+                                         to an odd word count (smaller ones) */
+  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (the seed's "before") */
+  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* the seed's "after": even runs padded by one element */
+} akx__scan_layout;
+
+/* findall (kernels/findall.cuh): nonzero flags -> tile scan -> scatter of positions. */
+typedef struct {
+  const void *src;
+  int32_t src_dtype;
+  int64_t n;
+  akx__index_map src_map; /* position (memory order) -> element offset */
+  int64_t *indices;
+  int64_t capacity;
+  int32_t block_size, items_per_thread, layout;
+  int64_t tiles;
+  void *status;           /* workspace (kernels/lookback.cuh); the count at its head */
+} akx__findall_plan;
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,20 @@ static const tuning_row rows[] = {
     {AKX__FAMILY_REDUCE_DIMS, 0, 0, 0, {256, 0, 0}},
     {AKX__FAMILY_REDUCE_DIMS, 9, 0, 0, {256, 0, 0}},
     {AKX__FAMILY_REDUCE_DIMS, 12, 0, 0, {256, 0, 0}},
+    /* Tile scans (kernels/scan_tile.cuh), per partial size. A tile of ~16 KiB of partials
+     * (the seed's tiles: 256 threads x 8 items of 8 bytes) amortises the look-back; items
+     * are odd or a power of two, the counts kernels/scan_layout.cuh keeps conflict-free for
+     * both the striped and the blocked phases. Smaller partials get longer runs: 1- and
+     * 2-byte tiles would otherwise be 4-8 KiB. target_blocks is not read (one tile per
+     * block, grid = tiles). Not yet measured on a GPU. */
+    {AKX__FAMILY_SCAN_TILE, 0, 0, 1, {256, 32, 0}},
+    {AKX__FAMILY_SCAN_TILE, 0, 0, 2, {256, 32, 0}},
+    {AKX__FAMILY_SCAN_TILE, 0, 0, 4, {256, 16, 0}},
+    {AKX__FAMILY_SCAN_TILE, 0, 0, 8, {256, 8, 0}},
+    {AKX__FAMILY_SCAN_TILE, 0, 0, 0, {256, 4, 0}}, /* 16 bytes and the segmented pairs */
+    /* Scans along a strided dim (kernels/scan_columns.cuh): a thread per column and chunk;
+     * target_blocks = resident blocks per SM the chunking aims at (x SMs: a full wave). */
+    {AKX__FAMILY_SCAN_COLUMNS, 0, 0, 0, {256, 0, 8}},
 };
 
 static int32_t default_items(size_t acc_size) {

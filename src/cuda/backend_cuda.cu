@@ -210,6 +210,25 @@ akx_status cuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan)
   return akx__cuda_reduce_dims_launch(plan, ctx->stream);
 }
 
+akx_status cuda_scan(akx_context *ctx, const akx__scan_plan *plan) {
+  AKX_TRY(use_device(ctx));
+  (void)cudaGetLastError();  // as cuda_reduce_whole
+  return akx__cuda_scan_launch(plan, ctx->stream);
+}
+
+akx_status cuda_findall(akx_context *ctx, const akx__findall_plan *plan) {
+  AKX_TRY(use_device(ctx));
+  (void)cudaGetLastError();  // as cuda_reduce_whole
+  return akx__cuda_findall_launch(plan, ctx->stream);
+}
+
+akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
+                    void *arg) {
+  AKX_TRY(use_device(ctx));
+  (void)cudaGetLastError();  // as cuda_reduce_whole
+  return fn(ctx->stream, workspace, arg);
+}
+
 }  // namespace
 
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
@@ -265,4 +284,7 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_is_device_range,  // is_device_range
     cuda_reduce_whole,     // reduce_whole
     cuda_reduce_dims,      // reduce_dims
+    cuda_scan,             // scan
+    cuda_findall,          // findall
+    cuda_run,              // run
 };

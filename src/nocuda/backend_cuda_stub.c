@@ -26,6 +26,14 @@ static akx_status nocuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_
 static akx_status nocuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
   return unavailable();
 }
+static akx_status nocuda_scan(akx_context *ctx, const akx__scan_plan *plan) { return unavailable(); }
+static akx_status nocuda_findall(akx_context *ctx, const akx__findall_plan *plan) {
+  return unavailable();
+}
+static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *),
+                             void *workspace, void *arg) {
+  return unavailable();
+}
 
 const akx__backend akx__backend_cuda = {
     .kind = AKX_BACKEND_CUDA,
@@ -39,6 +47,9 @@ const akx__backend akx__backend_cuda = {
     .is_device_range = nocuda_is_device_range,
     .reduce_whole = nocuda_reduce_whole,
     .reduce_dims = nocuda_reduce_dims,
+    .scan = nocuda_scan,
+    .findall = nocuda_findall,
+    .run = nocuda_run,
 };
 
 akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream) {
@@ -46,5 +57,11 @@ akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, voi
 }
 
 akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream) {
+  return unavailable();
+}
+
+akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream) { return unavailable(); }
+
+akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream) {
   return unavailable();
 }

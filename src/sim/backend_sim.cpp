@@ -175,6 +175,22 @@ akx_status sim_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) 
   scoped_context current(ctx);
   return akx__sim_reduce_dims_launch(plan, nullptr);
 }
+
+akx_status sim_scan(akx_context *ctx, const akx__scan_plan *plan) {
+  scoped_context current(ctx);
+  return akx__sim_scan_launch(plan, nullptr);
+}
+
+akx_status sim_findall(akx_context *ctx, const akx__findall_plan *plan) {
+  scoped_context current(ctx);
+  return akx__sim_findall_launch(plan, nullptr);
+}
+
+akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
+                   void *arg) {
+  scoped_context current(ctx);
+  return fn(nullptr, workspace, arg);
+}
 }  // namespace
 }  // namespace akx::sim
 
@@ -190,4 +206,7 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_is_device_range,
     akx::sim::sim_reduce_whole,
     akx::sim::sim_reduce_dims,
+    akx::sim::sim_scan,
+    akx::sim::sim_findall,
+    akx::sim::sim_run,
 };

@@ -1,0 +1,95 @@
+/* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
+ * (kernels/findall.cuh) -> the total back to the host. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scan_plan.h"
+
+/* src's dims ordered by decreasing |stride| (ties: the later dim inner, as C order), size-1
+ * dims dropped, neighbours merged where one position step is one memory step. */
+static void memory_order(const akx_array *a, akx__index_map *m) {
+  int32_t nd = 0;
+  for (int32_t d = 0; d < a->ndim; ++d) {
+    if (a->shape[d] == 1) continue;
+    m->shape[nd] = a->shape[d];
+    m->strides[nd] = a->strides[d];
+    ++nd;
+  }
+  for (int32_t i = 1; i < nd; ++i)
+    for (int32_t j = i; j > 0 && llabs(m->strides[j - 1]) < llabs(m->strides[j]); --j) {
+      int64_t t = m->strides[j]; m->strides[j] = m->strides[j - 1]; m->strides[j - 1] = t;
+      t = m->shape[j]; m->shape[j] = m->shape[j - 1]; m->shape[j - 1] = t;
+    }
+  for (int32_t i = nd - 1; i > 0; --i) {
+    if (m->strides[i - 1] == m->shape[i] * m->strides[i]) {
+      m->shape[i - 1] *= m->shape[i];
+      m->strides[i - 1] = m->strides[i];
+      for (int32_t k = i; k < nd - 1; ++k) {
+        m->shape[k] = m->shape[k + 1];
+        m->strides[k] = m->strides[k + 1];
+      }
+      --nd;
+    }
+  }
+  m->ndim = nd;
+}
+
+static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                                 int64_t *count) {
+  akx__extent sext, iext;
+  AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &sext));
+  if (!indices) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices is NULL");
+  if (indices->dtype != AKX_INT64)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices->dtype is %s; positions are int64",
+                     (unsigned)indices->dtype < AKX_DTYPE_COUNT ? akx_dtype_name(indices->dtype) : "not a dtype");
+  if (indices->ndim != 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices->ndim is %d; indices is 1-d",
+                     (int)indices->ndim);
+  AKX_TRY(akx__check_array(ctx, indices, "indices", AKX__ARRAY_MEMORY, &iext));
+  if (indices->shape[0] > 1 && indices->strides[0] != 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "indices->strides[0] is %" PRId64 "; positions are written contiguously (stride 1)",
+                     indices->strides[0]);
+  if (!count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
+  if (iext.count > 0 && sext.count > 0)
+    AKX_TRY(akx__check_disjoint(indices, &iext, "indices", src, &sext, "src"));
+
+  akx__findall_plan p;
+  memset(&p, 0, sizeof p);
+  p.src = src->data;
+  p.src_dtype = src->dtype;
+  p.n = sext.count;
+  memory_order(src, &p.src_map);
+  p.indices = (int64_t *)indices->data;
+  p.capacity = indices->shape[0];
+  p.layout = akx__scan_layout_override();
+  const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
+  p.block_size = t.block_size;
+  p.items_per_thread = t.items_per_thread;
+  const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
+  p.tiles = p.n / tile + (p.n % tile != 0);
+  if (p.tiles > INT32_MAX)
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
+                     p.n);
+  int64_t total = 0;
+  if (p.n > 0) {
+    AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
+    AKX_TRY(ctx->be->findall(ctx, &p));
+    /* kernels/lookback.cuh's header: the count at byte 16. */
+    AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,
+                            AKX_COPY_DEVICE_TO_HOST));
+  }
+  *count = total;
+  if (total > p.capacity)
+    return akx__fail(AKX_ERROR_OUTPUT_TOO_SMALL,
+                     "src has %" PRId64 " nonzero elements but indices holds %" PRId64
+                     "; the first %" PRId64 " positions were written (*count is the total)",
+                     total, p.capacity, p.capacity);
+  return AKX_SUCCESS;
+}
+
+akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                       int64_t *count) {
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count));
+}

@@ -1,0 +1,257 @@
+/* akx_scan: validate -> canonicalise along the scanned dim -> choose the shape -> tuning ->
+ * workspace -> launch (kernels/scan.cuh). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "scan_plan.h"
+#include "tuning.h"
+
+akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
+  if (!o) return AKX_SUCCESS;
+  const int max_block = ctx->profile ? ctx->profile->max_threads_per_block : 1024;
+  if (o->block_size != 0 && (o->block_size < 32 || o->block_size > max_block || o->block_size % 32))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->block_size is %d; it must be 0 (tuning table) or a multiple of 32 in 32..%d",
+                     (int)o->block_size, max_block);
+  if (o->items_per_thread < 0 || o->items_per_thread > 64)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..64",
+                     (int)o->items_per_thread);
+  if (o->exclusive != 0 && o->exclusive != 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->exclusive is %d; it must be 0 or 1",
+                     (int)o->exclusive);
+  return AKX_SUCCESS;
+}
+
+akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
+                                  int32_t items_per_thread) {
+  const akx__tuning over = {block_size, items_per_thread, 0};
+  return akx__tuning_lookup(AKX__FAMILY_SCAN_TILE, ctx->info.cc_major, ctx->info.cc_minor,
+                            partial_size, &over);
+}
+
+/* Sorts dims by |stride of `key`| descending (the innermost last), a stable insertion sort. */
+typedef struct {
+  int64_t size, s_src, s_dst;
+} scan_dim;
+
+static void sort_dims(scan_dim *d, int32_t nd) {
+  for (int32_t i = 1; i < nd; ++i)
+    for (int32_t j = i; j > 0 && llabs(d[j - 1].s_src) < llabs(d[j].s_src); --j) {
+      const scan_dim t = d[j]; d[j] = d[j - 1]; d[j - 1] = t;
+    }
+}
+
+/* Merges neighbours that tile memory without a gap in both arrays (outer = size x inner). */
+static int32_t merge_dims(scan_dim *d, int32_t nd) {
+  for (int32_t i = nd - 1; i > 0; --i) {
+    if (d[i - 1].s_src == d[i].size * d[i].s_src && d[i - 1].s_dst == d[i].size * d[i].s_dst) {
+      d[i - 1].size *= d[i].size;
+      d[i - 1].s_src = d[i].s_src;
+      d[i - 1].s_dst = d[i].s_dst;
+      for (int32_t k = i; k < nd - 1; ++k) d[k] = d[k + 1];
+      --nd;
+    }
+  }
+  return nd;
+}
+
+static void to_maps(const scan_dim *d, int32_t nd, akx__index_map *src, akx__index_map *dst) {
+  src->ndim = dst->ndim = nd;
+  for (int32_t i = 0; i < nd; ++i) {
+    src->shape[i] = dst->shape[i] = d[i].size;
+    src->strides[i] = d[i].s_src;
+    dst->strides[i] = d[i].s_dst;
+  }
+}
+
+/* Everything but the launch: validation, canonical form, shape, tuning, workspace size.
+ * `memory`: check data pointers too (a call, not a size query). */
+static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                               akx_op op, int32_t dim, const akx_scan_opts *opts, int memory,
+                               akx__scan_plan *p, size_t *ws_bytes) {
+  akx__extent sext, dext;
+  AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | (memory ? AKX__ARRAY_MEMORY : 0), &sext));
+  AKX_TRY(akx__check_array(ctx, dst, "dst", memory ? AKX__ARRAY_MEMORY : 0, &dext));
+  if ((unsigned)op >= AKX_OP_COUNT)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  AKX_TRY(akx__check_scan_opts(ctx, opts));
+  if (dst->ndim != src->ndim)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst->ndim is %d but src->ndim is %d; a scan keeps the shape",
+                     (int)dst->ndim, (int)src->ndim);
+  for (int32_t d = 0; d < src->ndim; ++d)
+    if (dst->shape[d] != src->shape[d])
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "dst->shape[%d] is %" PRId64 " but src->shape[%d] is %" PRId64 "; a scan keeps the shape",
+                       (int)d, dst->shape[d], (int)d, src->shape[d]);
+  if (dim != AKX_DIM_ALL && (dim < 0 || dim >= src->ndim))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "dim is %d; it must be AKX_DIM_ALL (-1) or in 0..%d for a %d-d src", (int)dim,
+                     (int)src->ndim - 1, (int)src->ndim);
+  akx_dtype acc;
+  AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &acc));
+  if (!akx__scan_supported(src->dtype, acc, op))
+    return akx__fail(AKX_ERROR_UNSUPPORTED,
+                     "opts->acc %s: scans of %s compile the AUTO accumulator or %s itself only",
+                     akx_dtype_name(acc), akx_dtype_name(src->dtype), akx_dtype_name(src->dtype));
+  if (dst->dtype != acc && dst->dtype != src->dtype)
+    return akx__fail(AKX_ERROR_UNSUPPORTED,
+                     "dst->dtype is %s; a scan of %s with a %s accumulator stores %s or %s",
+                     akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
+                     akx_dtype_name(src->dtype), akx_dtype_name(acc));
+  const int exclusive = opts && opts->exclusive;
+  if (exclusive && !(opts && opts->init) && (op == AKX_OP_MIN || op == AKX_OP_MAX))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for "
+                     "the first output (as numpy)",
+                     akx__op_name(op), akx__op_name(op));
+  /* In place only as the same view: any other overlap would read what another tile wrote. */
+  const int same_view = memory && dst->data == src->data && dst->dtype == src->dtype &&
+                        memcmp(dst->strides, src->strides, sizeof(int64_t) * (size_t)src->ndim) == 0;
+  if (memory && !same_view && dext.count > 0 && sext.count > 0)
+    AKX_TRY(akx__check_disjoint(dst, &dext, "dst", src, &sext, "src"));
+
+  memset(p, 0, sizeof *p);
+  p->src = src->data;
+  p->dst = dst->data;
+  p->src_dtype = src->dtype;
+  p->dst_dtype = dst->dtype;
+  p->acc = acc;
+  p->op = op;
+  p->exclusive = exclusive;
+  if (opts && opts->init) {
+    p->has_init = 1;
+    memcpy(p->init, opts->init, akx_dtype_size(acc));
+    if (acc == AKX_BOOL) p->init[0] = p->init[0] != 0; /* any nonzero byte is true */
+  }
+  p->layout = akx__scan_layout_override();
+
+  /* The scanned dim (n, steps) and the kept dims. */
+  scan_dim kept[AKX_MAX_DIMS];
+  int32_t nk = 0;
+  if (dim == AKX_DIM_ALL && src->ndim >= 2) {
+    /* Memory order: src contiguous (C or Fortran), dst with the same strides. */
+    for (int32_t d = 0; d < src->ndim; ++d) {
+      if (src->shape[d] == 1) continue;
+      if (dst->strides[d] != src->strides[d])
+        return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                         "dim is AKX_DIM_ALL, which scans src in memory order, but dst->strides[%d] "
+                         "= %" PRId64 " differs from src->strides[%d] = %" PRId64 ": give dst src's layout",
+                         (int)d, dst->strides[d], (int)d, src->strides[d]);
+      kept[nk++] = (scan_dim){src->shape[d], src->strides[d], dst->strides[d]};
+    }
+    sort_dims(kept, nk);
+    nk = merge_dims(kept, nk);
+    if (sext.count > 1 && !(nk == 1 && kept[0].s_src == 1))
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "dim is AKX_DIM_ALL but src is not contiguous (C or Fortran order, positive "
+                       "strides): scan along a dim, or copy src first");
+    p->n = sext.count;
+    p->slices = 1;
+    p->src_step = p->dst_step = 1;
+    nk = 0;
+  } else {
+    const int32_t sd = src->ndim == 0 ? -1 : dim == AKX_DIM_ALL ? 0 : dim;
+    p->n = sd < 0 ? 1 : src->shape[sd];
+    p->src_step = sd < 0 ? 1 : src->strides[sd];
+    p->dst_step = sd < 0 ? 1 : dst->strides[sd];
+    int64_t slices = 1;
+    for (int32_t d = 0; d < src->ndim; ++d) {
+      if (d == sd) continue;
+      if (src->shape[d] == 0) slices = 0;
+      if (src->shape[d] <= 1) continue;
+      kept[nk++] = (scan_dim){src->shape[d], src->strides[d], dst->strides[d]};
+      slices *= src->shape[d]; /* no overflow: check_array bounded the element count */
+    }
+    sort_dims(kept, nk);
+    nk = merge_dims(kept, nk);
+    p->slices = slices;
+  }
+  to_maps(kept, nk, &p->src_outer, &p->dst_outer);
+
+  /* The shape: a tile scan when the scanned dim is contiguous in src or is the only one; a
+   * thread per column when a kept dim is (coalesced across columns); otherwise the tile scan
+   * (any step, never wrong). */
+  const int inner_kept_unit = nk > 0 && llabs(kept[nk - 1].s_src) == 1;
+  if (p->slices <= 1) p->shape = AKX__SCAN_WHOLE;
+  else if (llabs(p->src_step) != 1 && inner_kept_unit) p->shape = AKX__SCAN_COLUMNS;
+  else p->shape = AKX__SCAN_SLICES;
+  const int32_t forced = akx__scan_shape_override();
+  if (p->slices > 1 && (forced == AKX__SCAN_SLICES || forced == AKX__SCAN_COLUMNS)) p->shape = forced;
+
+  const size_t acc_size = akx_dtype_size(acc);
+  const int64_t total = p->n * p->slices;
+  *ws_bytes = 0;
+  if (p->shape == AKX__SCAN_COLUMNS) {
+    const akx__tuning over = {opts ? opts->block_size : 0, 0, 0};
+    const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_SCAN_COLUMNS, ctx->info.cc_major,
+                                             ctx->info.cc_minor, acc_size, &over);
+    p->block_size = t.block_size;
+    /* Chunks so that columns x chunks threads fill the device (target_blocks blocks per SM),
+     * each chunk at least 64 long (the carry pass costs a read and write per chunk). */
+    const int64_t sms = ctx->profile ? ctx->profile->sm_count : 132;
+    const int64_t want = sms * t.target_blocks * t.block_size;
+    int64_t chunks = p->slices >= want ? 1 : (want + p->slices - 1) / p->slices;
+    const int64_t max_chunks = p->n / 64 > 0 ? p->n / 64 : 1;
+    if (chunks > max_chunks) chunks = max_chunks;
+    p->chunk_len = (p->n + chunks - 1) / (chunks > 0 ? chunks : 1);
+    p->chunks = p->chunk_len > 0 ? (p->n + p->chunk_len - 1) / p->chunk_len : 1;
+    if (p->chunks < 1) p->chunks = 1;
+    if (p->chunks > 1) *ws_bytes = (size_t)(p->chunks * p->slices) * acc_size;
+    if ((p->slices * p->chunks + p->block_size - 1) / p->block_size > INT32_MAX)
+      return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " columns: more than one grid holds",
+                       p->slices);
+  } else {
+    const int seg = p->shape == AKX__SCAN_SLICES;
+    const size_t align = akx__dtype_alignment(acc) > 4 ? akx__dtype_alignment(acc) : 4;
+    const size_t node = seg ? AKX__ROUND_UP(acc_size + 4, align) : acc_size;
+    const akx__tuning t = akx__scan_tile_tuning(ctx, seg ? node : acc_size,
+                                                opts ? opts->block_size : 0,
+                                                opts ? opts->items_per_thread : 0);
+    p->block_size = t.block_size;
+    p->items_per_thread = t.items_per_thread;
+    const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
+    p->tiles = total / tile + (total % tile != 0);
+    if (p->tiles > INT32_MAX)
+      return akx__fail(AKX_ERROR_UNSUPPORTED,
+                       "src has %" PRId64 " elements: %" PRId64 " tiles of %" PRId64
+                       " are more than one grid holds; raise opts->items_per_thread",
+                       total, p->tiles, tile);
+    if (total > 0) *ws_bytes = akx__lookback_bytes(p->tiles, node);
+  }
+  if (total == 0) *ws_bytes = 0;
+  return AKX_SUCCESS;
+}
+
+size_t akx__lookback_bytes(int64_t tiles, size_t node) {
+  /* kernels/lookback.cuh: a 64-byte header, a flag per tile, a node per tile (16-aligned). */
+  return AKX__ROUND_UP(64 + (size_t)tiles * 4, 16) + (size_t)tiles * node;
+}
+
+static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                              akx_op op, int32_t dim, const akx_scan_opts *opts) {
+  akx__scan_plan p;
+  size_t ws_bytes;
+  AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 1, &p, &ws_bytes));
+  if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
+  if (ws_bytes) AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
+  return ctx->be->scan(ctx, &p);
+}
+
+akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_op op,
+                    int32_t dim, const akx_scan_opts *opts) {
+  return AKX_LOCKED(ctx, scan_locked(ctx, dst, src, op, dim, opts));
+}
+
+akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                   const akx_array *src, akx_op op, int32_t dim,
+                                   const akx_scan_opts *opts, size_t *bytes) {
+  akx__scan_plan p;
+  size_t ws;
+  AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 0, &p, &ws));
+  if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  *bytes = ws;
+  return AKX_SUCCESS;
+}

@@ -1,0 +1,20 @@
+/* Shared by the scan family's host files (src/scan/). */
+#ifndef AKX_SCAN_PLAN_H
+#define AKX_SCAN_PLAN_H
+#include "internal.h"
+#include "tuning.h"
+
+akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *opts);
+/* The tile scans' tuning row for partials of this size, with the caller's overrides. */
+akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
+                                  int32_t items_per_thread);
+/* Workspace of a look-back over `tiles` tiles with nodes of `node` bytes. */
+size_t akx__lookback_bytes(int64_t tiles, size_t node);
+/* Test and bench hooks (environment, read per call):
+ *   AKX_SCAN_LAYOUT = conflict_free (default) | dense (the seed's "before") | odd_stride (the
+ *                     seed's padding): how tiles keep their runs (kernels/scan_layout.cuh);
+ *   AKX_SCAN_SHAPE  = whole | slices | columns: force a shape on an input it can handle
+ *                     (slices and columns take any scan along a dim). */
+int32_t akx__scan_layout_override(void);
+int32_t akx__scan_shape_override(void); /* -1: none */
+#endif

@@ -1,0 +1,163 @@
+/* akx_findall against a host reference: empty, all zero, all nonzero, random densities,
+ * every source dtype (NaN and negative zero, bools as any byte), strided and N-d sources in
+ * memory order, many tiles, and a capacity too small (snprintf-style). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fixture.h"
+
+static akx_context *ctx;
+static void setup(void) { ctx = tfx_open(); }
+static void teardown(void) { tfx_close(ctx); }
+TestSuite(findall, .init = setup, .fini = teardown, .timeout = 280);
+
+/* Nonzero as numpy's: any bit of an integer, != 0 for floats (NaN too, -0.0 not), either
+ * part of a complex; a bool byte is true when nonzero. */
+static int host_nonzero(const unsigned char *p, akx_dtype t) {
+  const ref_val v = ref_load(p, t);
+  if (ref_is_complex(t)) return v.re != 0 || v.im != 0 || isnan(v.re) || isnan(v.im);
+  if (ref_is_float(t)) return v.re != 0 || isnan(v.re);
+  if (t == AKX_BOOL) return *p != 0;
+  return v.i != 0;
+}
+
+/* Runs findall over the view (offset, shape, strides over a parent of parent_n) and checks
+ * the positions: the linear index over dims ordered by decreasing |stride|. */
+static void check(akx_dtype t, const unsigned char *parent, int64_t parent_n, int64_t offset,
+                  int32_t ndim, const int64_t *shape, const int64_t *strides, int64_t capacity) {
+  const size_t sz = akx_dtype_size(t);
+  void *dev = tfx_upload(ctx, parent, (size_t)(parent_n > 0 ? parent_n : 1) * sz);
+  akx_array src;
+  memset(&src, 0, sizeof src);
+  src.data = (unsigned char *)dev + offset * (int64_t)sz;
+  src.dtype = t;
+  src.ndim = ndim;
+  memcpy(src.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  memcpy(src.strides, strides, sizeof(int64_t) * (size_t)ndim);
+  /* memory order: dims sorted by |stride| descending (stable) */
+  int32_t order[AKX_MAX_DIMS];
+  for (int32_t d = 0; d < ndim; ++d) order[d] = d;
+  for (int32_t i = 1; i < ndim; ++i)
+    for (int32_t j = i; j > 0 && llabs(strides[order[j - 1]]) < llabs(strides[order[j]]); --j) {
+      const int32_t tmp = order[j]; order[j] = order[j - 1]; order[j - 1] = tmp;
+    }
+  int64_t count = 1;
+  for (int32_t d = 0; d < ndim; ++d) count *= shape[d];
+  int64_t *want = tfx_xmalloc((size_t)(count > 0 ? count : 1) * 8);
+  int64_t nz = 0;
+  for (int64_t pos = 0; pos < count; ++pos) {
+    int64_t r = pos, off = offset;
+    for (int32_t k = ndim - 1; k >= 0; --k) {
+      const int32_t d = order[k];
+      off += (r % shape[d]) * strides[d];
+      r /= shape[d];
+    }
+    if (host_nonzero(parent + off * (int64_t)sz, t)) want[nz++] = pos;
+  }
+  const int64_t cap_bytes = (capacity + 4) * 8;
+  int64_t *poison = tfx_xmalloc((size_t)cap_bytes);
+  memset(poison, 0x77, (size_t)cap_bytes);
+  int64_t *didx = tfx_upload(ctx, poison, (size_t)cap_bytes);
+  akx_array idx = akx_vector(didx, AKX_INT64, capacity);
+  int64_t got_count = -5;
+  const akx_status st = akx_findall(ctx, &src, &idx, &got_count);
+  cr_assert_eq(got_count, nz, "%s: count %lld, expected %lld", akx_dtype_name(t), (long long)got_count,
+               (long long)nz);
+  if (nz > capacity)
+    cr_assert_eq(st, AKX_ERROR_OUTPUT_TOO_SMALL, "%s: %s", akx_status_string(st), akx_last_error());
+  else
+    cr_assert_eq(st, AKX_SUCCESS, "%s: %s", akx_status_string(st), akx_last_error());
+  int64_t *got = tfx_xmalloc((size_t)cap_bytes);
+  tfx_to_host(ctx, got, didx, (size_t)cap_bytes);
+  const int64_t written = nz < capacity ? nz : capacity;
+  for (int64_t i = 0; i < written; ++i)
+    cr_assert_eq(got[i], want[i], "%s: indices[%lld] = %lld, expected %lld", akx_dtype_name(t),
+                 (long long)i, (long long)got[i], (long long)want[i]);
+  for (int64_t i = written; i < capacity + 4; ++i)
+    cr_assert_eq(got[i], poison[i], "%s: indices[%lld] written past the count", akx_dtype_name(t),
+                 (long long)i);
+  tfx_free(ctx, dev);
+  tfx_free(ctx, didx);
+  free(want);
+  free(poison);
+  free(got);
+}
+
+static void check_vector(akx_dtype t, const unsigned char *data, int64_t n, int64_t capacity) {
+  const int64_t shape[1] = {n}, strides[1] = {1};
+  check(t, data, n, 0, 1, shape, strides, capacity);
+}
+
+/* n elements of t, each nonzero with probability density/1000 (a nonzero of its own kind:
+ * NaN, -0.0 as zero, a bool byte of 2). */
+static unsigned char *fill(akx_dtype t, int64_t n, int density, uint64_t seed) {
+  const size_t sz = akx_dtype_size(t);
+  unsigned char *b = tfx_xmalloc((size_t)(n > 0 ? n : 1) * sz);
+  memset(b, 0, (size_t)(n > 0 ? n : 1) * sz);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t r = ref_rand(seed, (uint64_t)i);
+    unsigned char *p = b + i * (int64_t)sz;
+    if ((int)(r % 1000) >= density) {
+      if (ref_is_float(t) && (r >> 20) % 4 == 0) ref_store(p, ref_real(t, -0.0L)); /* still zero */
+      continue;
+    }
+    if (t == AKX_BOOL) *p = (unsigned char)(1 + (r >> 12) % 3);
+    else if (ref_is_complex(t)) ref_store(p, (r >> 12) % 2 ? ref_cplx(t, 0, 1.5L) : ref_cplx(t, -2, 0));
+    else if (ref_is_float(t)) ref_store(p, (r >> 12) % 7 == 0 ? ref_nan(t) : ref_real(t, 0.25L));
+    else ref_store(p, ref_int(t, (int64_t)(1 + (r >> 12) % 200)));
+  }
+  return b;
+}
+
+Test(findall, empty_all_zero_all_nonzero) {
+  unsigned char *z = fill(AKX_FLOAT32, 5000, 0, 1);
+  check_vector(AKX_FLOAT32, z, 0, 8);
+  check_vector(AKX_FLOAT32, z, 5000, 8);
+  free(z);
+  unsigned char *all = fill(AKX_INT32, 5000, 1000, 2);
+  check_vector(AKX_INT32, all, 5000, 5000);
+  free(all);
+}
+
+Test(findall, every_dtype_random_densities) {
+  const akx_dtype ts[] = {AKX_BOOL,    AKX_INT8,    AKX_UINT8,    AKX_INT16,   AKX_UINT16,
+                          AKX_INT32,   AKX_UINT32,  AKX_INT64,    AKX_UINT64,  AKX_FLOAT16,
+                          AKX_BFLOAT16, AKX_FLOAT32, AKX_FLOAT64, AKX_COMPLEX64, AKX_COMPLEX128};
+  const int densities[] = {1, 50, 500, 999};
+  for (int i = 0; i < 15; ++i)
+    for (int d = 0; d < 4; ++d) {
+      const int64_t n = 4096 * (1 + d) + 37 * i;
+      unsigned char *b = fill(ts[i], n, densities[d], (uint64_t)(i * 10 + d));
+      check_vector(ts[i], b, n, n);
+      free(b);
+    }
+}
+
+Test(findall, capacity_too_small) {
+  unsigned char *b = fill(AKX_UINT8, 20000, 300, 5);
+  check_vector(AKX_UINT8, b, 20000, 17);
+  check_vector(AKX_UINT8, b, 20000, 0);
+  free(b);
+}
+
+Test(findall, strided_and_nd_memory_order) {
+  const int64_t parent_n = 60 * 50;
+  unsigned char *b = fill(AKX_FLOAT64, parent_n, 400, 7);
+  /* a row-major {60, 50}, its column-major twin, a step-2 view backwards, a 3-d view */
+  const int64_t s2[2] = {60, 50}, c2[2] = {50, 1}, f2[2] = {1, 60};
+  check(AKX_FLOAT64, b, parent_n, 0, 2, s2, c2, parent_n);
+  check(AKX_FLOAT64, b, parent_n, 0, 2, s2, f2, parent_n);
+  const int64_t s1[1] = {1000}, st1[1] = {-3};
+  check(AKX_FLOAT64, b, parent_n, 2999, 1, s1, st1, 1000);
+  const int64_t s3[3] = {4, 5, 6}, st3[3] = {-600, 2, 60};
+  check(AKX_FLOAT64, b, parent_n, 2400, 3, s3, st3, 120);
+  free(b);
+}
+
+Test(findall, million_bytes) {
+  unsigned char *b = fill(AKX_INT8, 1000000, 100, 9);
+  check_vector(AKX_INT8, b, 1000000, 1000000);
+  free(b);
+}
