@@ -15,10 +15,10 @@
 //       W = 8 (or one 32-byte sector of outputs)    "reduce_dims_tiled"
 //       W = 32 (or fewer outputs than 32)           "reduce_dims_columns"
 //       W = 32 over outputs contiguous in no dim    "reduce_dims_strided"
-//     Threads of one output combine through shared memory (an odd pitch: conflict-free).
+//     Threads of one output combine through shared memory, then one thread per output.
 //   Either body may split the reduction over gridDim.y blocks; each then parks a partial per
-//   output in the workspace (partials[split * n_out + output], accumulator type), and one
-//   thread per output finishes them ("reduce_dims_columns_finish").
+//   output in the workspace (partials[output * splits + split], accumulator type), and a
+//   warp per output finishes them ("reduce_dims_columns_finish").
 // Every store to dst goes through the finishing step (kernels/finish.cuh): init once, fold,
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
 // The map is a runtime switch (one uniform branch per element): a template parameter for it
@@ -66,7 +66,7 @@ AKX_DEVICE int64_t out_dst_offset(const akx__reduce_dims_plan &p, int64_t o) {
 template <class Op, class Acc>
 AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
   if (p.splits > 1) {
-    gst(static_cast<Acc *>(p.partials) + (int64_t)blockIdx.y * p.n_out + o, v);
+    gst(static_cast<Acc *>(p.partials) + o * (int64_t)gridDim.y + blockIdx.y, v);
     return;
   }
   const size_t dsize = p.dst_size;
@@ -156,13 +156,9 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
       }
     }
   }
-  if (G == 32) {
-    acc = warp_reduce<Op>(acc);
-    if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
-  } else {
-    acc = block_reduce<Op>(acc, scratch);
-    if (threadIdx.x == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
-  }
+  // One store site per kernel (each instantiates the finishing step's dtype switch).
+  acc = G == 32 ? warp_reduce<Op>(acc) : block_reduce<Op>(acc, scratch);
+  if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
 }
 
 // ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
@@ -173,9 +169,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
 void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
-  // Partials at pitch W | 1 (odd: the lanes reading down a column hit distinct banks). At
-  // most (bd / W) * (W + 1) <= 1.5 * bd accumulators (W = 2).
-  AKX_SHARED(Acc, part, 1536);
+  AKX_SHARED(Acc, part, 1024);  // (bd / W) * W <= bd partials
   const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
   const int t = (int)threadIdx.x, x = t % W, y = t / W;
   const int64_t o = (int64_t)blockIdx.x * W + x;
@@ -204,36 +198,38 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
       }
     }
   }
-  if (ny == 1) {  // one thread per output
-    if (o < p.n_out) dims_store<Op>(p, o, acc);
-    return;
+  // The ny partials of each output, through shared memory: thread x of the tile then
+  // combines its column (consecutive words across the threads: no bank conflict). One
+  // store site (each instantiates the finishing step's dtype switch).
+  if (ny > 1) {
+    if (y < ny) part.st((int64_t)y * W + x, acc);
+    __syncthreads();
+    if (t < W) {
+      acc = part.ld(t);
+      for (int yy = 1; yy < ny; ++yy) acc = Op::apply(acc, part.ld((int64_t)yy * W + t));
+    }
   }
-  // The ny partials of each output, through shared memory: warp w takes outputs w, w + warps,
-  // ...; its lanes read the partials down the column, then a warp reduction.
-  const int pitch = W | 1;
-  if (y < ny) part.st((int64_t)y * pitch + x, acc);
-  __syncthreads();
-  const int lane = t & 31, warp = t >> 5, warps = (bd + 31) >> 5;
-  for (int xo = warp; xo < W; xo += warps) {
-    Acc v = Op::template identity<Acc>();
-    for (int yy = lane; yy < ny; yy += 32) v = Op::apply(v, part.ld((int64_t)yy * pitch + xo));
-    v = warp_reduce<Op>(v);
-    const int64_t oo = (int64_t)blockIdx.x * W + xo;
-    if (lane == 0 && oo < p.n_out) dims_store<Op>(p, oo, v);
-  }
+  const int64_t ot = (int64_t)blockIdx.x * W + t;
+  if (t < W && ot < p.n_out) dims_store<Op>(p, ot, acc);
 }
 
-// ---- second pass: one thread per output over the splits' partials ------------------------------
+// ---- second pass: a warp per output over the splits' partials ---------------------------------
+// partials[output * splits + split]: a warp reads one output's partials in consecutive words
+// (a thread per output would walk them one dependent step at a time: 1000 splits of three
+// outputs took the model 200 us).
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
 void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
-  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (o >= p.n_out) return;
-  const Acc *partials = static_cast<const Acc *>(p.partials);
-  Acc v = gld(partials + o);
-  for (int32_t s = 1; s < p.splits; ++s) v = Op::apply(v, gld(partials + (int64_t)s * p.n_out + o));
-  finish_store_at<Op>(v, p.finish,
-                      static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+  const int lane = (int)threadIdx.x & 31;
+  const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x >> 5) + ((int)threadIdx.x >> 5);
+  if (o >= p.n_out) return;  // the whole warp
+  const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
+  Acc v = Op::template identity<Acc>();
+  for (int32_t s = lane; s < p.splits; s += 32) v = Op::apply(v, gld(partials + s));
+  v = warp_reduce<Op>(v);
+  if (lane == 0)
+    finish_store_at<Op>(v, p.finish,
+                        static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
@@ -256,7 +252,7 @@ akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
     }
   }
   if (s != AKX_SUCCESS || p.splits == 1) return s;
-  const int64_t fb = (p.n_out + p.block_size - 1) / p.block_size;
+  const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
   return AKX_LAUNCH(reduce_dims_columns_finish_info, (reduce_dims_finish_kernel<Acc, Op>),
                     dim3((unsigned)fb), block, 0, stream, p);
 }
