@@ -257,20 +257,26 @@ Test(api, memory_round_trip) {
   tfx_close(ctx);
 }
 
-/* ---- not implemented yet ------------------------------------------------------------------- */
+/* ---- scans and findall through the API (values: tests/test_scan*.c, test_findall.c) ------- */
 
-Test(api, scan_and_findall_unsupported) {
+Test(api, scan_and_findall) {
   akx_context *ctx = tfx_open();
-  float *d = tfx_alloc(ctx, 64 * 4);
-  int64_t *idx = tfx_alloc(ctx, 64 * 8);
-  akx_array v = akx_vector(d, AKX_FLOAT32, 64), iv = akx_vector(idx, AKX_INT64, 64);
-  akx_scan_opts so = akx_scan_opts_default();
-  cr_assert_eq(akx_scan(ctx, &v, &v, AKX_OP_ADD, AKX_DIM_ALL, &so), AKX_ERROR_UNSUPPORTED);
-  cr_assert(akx_last_error()[0] != '\0');
-  cr_assert_eq(akx_scan(ctx, &v, &v, AKX_OP_ADD, 0, NULL), AKX_ERROR_UNSUPPORTED);
+  const float h[5] = {1, 0, 2, 0, 3};
+  float *d = tfx_upload(ctx, h, sizeof h);
+  int64_t *idx = tfx_alloc(ctx, 8 * 8);
+  akx_array v = akx_vector(d, AKX_FLOAT32, 5), iv = akx_vector(idx, AKX_INT64, 8);
   int64_t count = -7;
-  cr_assert_eq(akx_findall(ctx, &v, &iv, &count), AKX_ERROR_UNSUPPORTED);
-  cr_assert(akx_last_error()[0] != '\0');
+  cr_assert_eq(akx_findall(ctx, &v, &iv, &count), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(count, 3);
+  int64_t got[3];
+  tfx_to_host(ctx, got, idx, sizeof got);
+  cr_assert(got[0] == 0 && got[1] == 2 && got[2] == 4);
+  akx_scan_opts so = akx_scan_opts_default();
+  so.exclusive = 1;
+  cr_assert_eq(akx_scan(ctx, &v, &v, AKX_OP_ADD, AKX_DIM_ALL, &so), AKX_SUCCESS, "%s", akx_last_error());
+  float out[5];
+  tfx_to_host(ctx, out, d, sizeof out);
+  cr_assert(out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 3 && out[4] == 3);
   cr_assert_eq(akx_scan(NULL, &v, &v, AKX_OP_ADD, 0, NULL), AKX_ERROR_INVALID_ARGUMENT,
                "the context is validated first");
   cr_assert_eq(akx_findall(NULL, &v, &iv, &count), AKX_ERROR_INVALID_ARGUMENT);

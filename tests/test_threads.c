@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
 #include "fixture.h"
 
 #define THREADS 4
