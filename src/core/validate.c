@@ -122,13 +122,18 @@ akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, co
   return AKX_SUCCESS;
 }
 
-akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *o) {
-  if (!o) return AKX_SUCCESS;
+akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size) {
   const int max_block = ctx->profile ? ctx->profile->max_threads_per_block : 1024;
-  if (o->block_size != 0 && (o->block_size < 32 || o->block_size > max_block || o->block_size % 32))
+  if (block_size != 0 && (block_size < 32 || block_size > max_block || block_size % 32))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size is %d; it must be 0 (tuning table) or a multiple of 32 in 32..%d",
-                     (int)o->block_size, max_block);
+                     (int)block_size, max_block);
+  return AKX_SUCCESS;
+}
+
+akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *o) {
+  if (!o) return AKX_SUCCESS;
+  AKX_TRY(akx__check_block_size(ctx, o->block_size));
   if (o->items_per_thread < 0 || o->items_per_thread > 256)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..256",

@@ -9,11 +9,7 @@
 
 akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
   if (!o) return AKX_SUCCESS;
-  const int max_block = ctx->profile ? ctx->profile->max_threads_per_block : 1024;
-  if (o->block_size != 0 && (o->block_size < 32 || o->block_size > max_block || o->block_size % 32))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->block_size is %d; it must be 0 (tuning table) or a multiple of 32 in 32..%d",
-                     (int)o->block_size, max_block);
+  AKX_TRY(akx__check_block_size(ctx, o->block_size));
   if (o->items_per_thread < 0 || o->items_per_thread > 64)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..64",
