@@ -136,6 +136,19 @@ Test(scan_dims, natural_shapes) {
   }
 }
 
+/* AKX_DIM_ALL of an N-d view whose other dims have size 1: a strided vector. */
+Test(scan_dims, dim_all_one_long_dim) {
+  const int64_t pshape[3] = {1, 300, 2};
+  const int64_t start[3] = {0, 299, 1}, shape[3] = {1, 100, 1}, step[3] = {1, -3, 1};
+  const tfx_layout L = tfx_layout_sub(3, pshape, start, shape, step);
+  tsc_case c = tsc_case_make(AKX_FLOAT64, AKX_OP_ADD);
+  c.dim = AKX_DIM_ALL;
+  c.block_size = 32;
+  c.items_per_thread = 2;
+  c.dst_layout = TSC_DST_LIKE_SRC;
+  run(&L, &c, 3);
+}
+
 Test(scan_dims, dim_all_memory_order) {
   const int64_t shape[3] = {7, 9, 33};
   for (int f = 0; f < 2; ++f) {

@@ -140,13 +140,15 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     }
     sort_dims(kept, nk);
     nk = merge_dims(kept, nk);
-    if (sext.count > 1 && !(nk == 1 && kept[0].s_src == 1))
+    /* One dim left (the others of size 1): a vector of any stride, as a 1-d src. */
+    if (sext.count > 1 && nk != 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "dim is AKX_DIM_ALL but src is not contiguous (C or Fortran order, positive "
                        "strides): scan along a dim, or copy src first");
     p->n = sext.count;
     p->slices = 1;
-    p->src_step = p->dst_step = 1;
+    p->src_step = nk == 1 ? kept[0].s_src : 1;
+    p->dst_step = nk == 1 ? kept[0].s_dst : 1;
     nk = 0;
   } else {
     const int32_t sd = src->ndim == 0 ? -1 : dim == AKX_DIM_ALL ? 0 : dim;

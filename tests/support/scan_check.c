@@ -127,6 +127,11 @@ int tsc_run(akx_context *ctx, const tfx_layout *L, const tsc_case *c, uint64_t s
       tfx_to_host(ctx, out_dst, dev_dst, (size_t)dst_elems * dsz);
     }
   }
+  /* AKX_DIM_ALL over N-d: a single dim of size > 1 is walked along its stride */
+  int32_t long_dim = -1, long_dims = 0;
+  for (int32_t d = 0; d < L->ndim; ++d)
+    if (L->shape[d] > 1) { long_dim = d; ++long_dims; }
+  if (long_dims != 1) long_dim = -1;
   /* walk: every slice (multi-index with index 0 along dim), then along dim */
   int64_t idx[AKX_MAX_DIMS] = {0};
   const int64_t slices = whole_nd ? 1 : (L->ndim == 0 ? 1 : (L->shape[dim] ? count / L->shape[dim] : 0));
@@ -144,7 +149,10 @@ int tsc_run(akx_context *ctx, const tfx_layout *L, const tsc_case *c, uint64_t s
     if (c->with_init) ref_acc_add(&a, init);
     for (int64_t i = 0; ok && i < n; ++i) {
       int64_t soff = L->offset, doff = dst_base;
-      if (whole_nd) { /* memory order of a contiguous src: position i */
+      if (whole_nd && long_dim >= 0) { /* one dim of size > 1: a strided vector */
+        soff += i * L->strides[long_dim];
+        doff += i * dst.strides[long_dim];
+      } else if (whole_nd) { /* memory order of a contiguous src: position i */
         soff += i;
         doff += i;
       } else {
