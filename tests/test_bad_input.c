@@ -212,6 +212,7 @@
   X(scan_exclusive_2, akx_scan, INV, "opts->exclusive", "=2")    /* not 0 or 1 */                \
   X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=49152") /* 1024 x 64 float64 */     \
   X(scan_dim_all_strided, akx_scan, INV, "AKX_DIM_ALL", "contiguous") /* a 2-d column view */   \
+  X(scan_dst_self_overlap, akx_scan, INV, "dst->strides[0]", "share") /* {4, 8} strides {2, 1} */ \
   X(scanws_null_bytes, akx_scan_workspace_size, INV, "bytes", "NULL") /* bytes NULL */          \
   X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
@@ -898,6 +899,7 @@ ROW(rdws_null_dst) {
 ROW(rdws_dst_shape_7) {
   akx_array d = dst81(x);
   d.shape[1] = 7;
+  d.strides[0] = 7; /* a layout of its own, so that the shape is what is wrong */
   return akx_reduce_dims_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, &x->out.bytes);
 }
 ROW(rdws_xor_float32) {
@@ -990,6 +992,12 @@ ROW(scan_dim_all_strided) {
   d.strides[0] = 128; /* dst must take src's strides for AKX_DIM_ALL... */
   d.data = x->dout;   /* ...which spans 2 x 128 float32 = 1 KiB: the whole output buffer */
   return akx_scan(x->ctx, &d, &s, ADD, AKX_DIM_ALL, NULL);
+}
+ROW(scan_dst_self_overlap) {
+  const int64_t shape[2] = {4, 8};
+  akx_array s = akx_array_c(x->src, AKX_FLOAT32, 2, shape), d = akx_array_c(x->ddst, AKX_FLOAT32, 2, shape);
+  d.strides[0] = 2; /* rows overlap: row r starts 2 elements after row r - 1 */
+  return akx_scan(x->ctx, &d, &s, ADD, 1, NULL);
 }
 ROW(scanws_null_bytes) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);

@@ -78,6 +78,29 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
                        name, lo, hi, name, (int)(d1 >= 0 ? d1 : 0), d1 >= 0 ? a->strides[d1] : 0, also,
                        (size_t)size);
     }
+    /* An output must not write one address twice (two blocks would race): with its dims in
+     * increasing |stride|, each stride must step past everything the smaller dims span. This
+     * refuses every self-overlapping layout (and a few exotic interleaved ones that do not
+     * overlap). */
+    if (!(flags & AKX__ARRAY_SOURCE)) {
+      int32_t order[AKX_MAX_DIMS], nd = 0;
+      for (int32_t d = 0; d < a->ndim; ++d)
+        if (a->shape[d] > 1) order[nd++] = d;
+      for (int32_t i = 1; i < nd; ++i)
+        for (int32_t j = i; j > 0 && llabs(a->strides[order[j - 1]]) > llabs(a->strides[order[j]]); --j) {
+          const int32_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+      int64_t reach = 0;
+      for (int32_t i = 0; i < nd; ++i) {
+        const int32_t d = order[i];
+        if (llabs(a->strides[d]) <= reach)
+          return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                           "%s->strides[%d] = %" PRId64 " makes two elements of %s share memory: "
+                           "it does not step past the %" PRId64 " elements its smaller dims span",
+                           name, (int)d, a->strides[d], name, reach + 1);
+        reach += (a->shape[d] - 1) * llabs(a->strides[d]);
+      }
+    }
     if (!(flags & AKX__ARRAY_MEMORY)) goto done;
     if (!a->data)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->data is NULL but %s has %" PRId64 " elements",
