@@ -101,8 +101,9 @@ static void swap64(int64_t *a, int64_t *b) { const int64_t t = *a; *a = *b; *b =
 
 static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce_dims_plan *p) {
   const int64_t ssize = (int64_t)akx_dtype_size(src->dtype), dsize = (int64_t)akx_dtype_size(dst->dtype);
-  const char *sbase = (const char *)src->data;
-  char *dbase = (char *)dst->data;
+  /* Addresses as integers: a size query passes NULL data, and NULL + offset is undefined. */
+  uintptr_t sbase = (uintptr_t)src->data;
+  uintptr_t dbase = (uintptr_t)dst->data;
   int32_t nk = 0, nr = 0;
   p->n_out = 1;
   p->len = 1;
@@ -114,15 +115,15 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
     if (dst->shape[d] == n) { /* kept: flip so the source stride is >= 0 (dst's with it) */
       int64_t ss = src->strides[d], ds = dst->strides[d];
       if (ss < 0 || (ss == 0 && ds < 0)) {
-        sbase += (n - 1) * ss * ssize;
-        dbase += (n - 1) * ds * dsize;
+        sbase += (uintptr_t)((n - 1) * ss * ssize);
+        dbase += (uintptr_t)((n - 1) * ds * dsize);
         ss = -ss;
         ds = -ds;
       }
       p->kshape[nk] = n; p->ksrc[nk] = ss; p->kdst[nk] = ds; ++nk;
     } else { /* reduced: flip to a positive stride */
       int64_t ss = src->strides[d];
-      if (ss < 0) { sbase += (n - 1) * ss * ssize; ss = -ss; }
+      if (ss < 0) { sbase += (uintptr_t)((n - 1) * ss * ssize); ss = -ss; }
       p->rshape[nr] = n; p->rstride[nr] = ss; ++nr;
     }
   }
@@ -156,8 +157,8 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
     }
   p->kdims = nk;
   p->rdims = nr;
-  p->src = sbase;
-  p->finish.dst = dbase;
+  p->src = (const void *)sbase;
+  p->finish.dst = (void *)dbase;
   p->src_dtype = src->dtype;
   p->dst_size = (int32_t)dsize;
 }
