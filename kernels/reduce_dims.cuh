@@ -99,7 +99,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
   const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x / G) + (int)threadIdx.x / G;
   Acc acc = Op::template identity<Acc>();
   if (o < p.n_out) {
-    const Src *row = static_cast<const Src *>(p.src) + out_src_offset(p, o);
+    const Src *row = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
     const int32_t nq = p.rdims - 1;  // outer reduced dims
     const int64_t n_in = p.rshape[p.rdims - 1];
     const int64_t Q = p.len / n_in;
@@ -175,7 +175,8 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
   const int64_t o = (int64_t)blockIdx.x * W + x;
   Acc acc = Op::template identity<Acc>();
   if (o < p.n_out && y < ny) {
-    const Src *base = static_cast<const Src *>(p.src) + out_src_offset(p, o);
+    // An empty reduction may come with a NULL src: no offset from it (undefined), no load.
+    const Src *base = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
     const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
     const int64_t chunk = (p.len + S - 1) / S;
     const int64_t r0 = s * chunk, r1 = r0 + chunk < p.len ? r0 + chunk : p.len;

@@ -28,7 +28,7 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
   }
   /* Merge a dim into its inner neighbour where the two tile memory without a gap. */
   for (int32_t d = nd - 1; d > 0; --d) {
-    if (out->strides[d - 1] == out->shape[d] * out->strides[d]) {
+    if (akx__mul_is(out->shape[d], out->strides[d], out->strides[d - 1])) {
       out->shape[d - 1] *= out->shape[d];
       out->strides[d - 1] = out->strides[d];
       for (int32_t k = d; k < nd - 1; ++k) {

@@ -70,6 +70,11 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
 void akx__workspace_release(akx_context *ctx);
 
 #define AKX__ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+/* a * b == want, without overflowing (dim merges: shape x stride of huge strides). */
+static inline int akx__mul_is(int64_t a, int64_t b, int64_t want) {
+  int64_t p;
+  return !__builtin_mul_overflow(a, b, &p) && p == want;
+}
 
 #ifdef __cplusplus
 }

@@ -115,15 +115,15 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
     if (dst->shape[d] == n) { /* kept: flip so the source stride is >= 0 (dst's with it) */
       int64_t ss = src->strides[d], ds = dst->strides[d];
       if (ss < 0 || (ss == 0 && ds < 0)) {
-        sbase += (uintptr_t)((n - 1) * ss * ssize);
-        dbase += (uintptr_t)((n - 1) * ds * dsize);
+        sbase += (uintptr_t)(n - 1) * (uintptr_t)ss * (uintptr_t)ssize; /* mod 2^64, no UB */
+        dbase += (uintptr_t)(n - 1) * (uintptr_t)ds * (uintptr_t)dsize;
         ss = -ss;
         ds = -ds;
       }
       p->kshape[nk] = n; p->ksrc[nk] = ss; p->kdst[nk] = ds; ++nk;
     } else { /* reduced: flip to a positive stride */
       int64_t ss = src->strides[d];
-      if (ss < 0) { sbase += (uintptr_t)((n - 1) * ss * ssize); ss = -ss; }
+      if (ss < 0) { sbase += (uintptr_t)(n - 1) * (uintptr_t)ss * (uintptr_t)ssize; /* mod 2^64, no UB */ ss = -ss; }
       p->rshape[nr] = n; p->rstride[nr] = ss; ++nr;
     }
   }
@@ -137,7 +137,8 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
       swap64(&p->ksrc[j], &p->ksrc[j - 1]); swap64(&p->kdst[j], &p->kdst[j - 1]); swap64(&p->kshape[j], &p->kshape[j - 1]);
     }
   for (int32_t d = nk - 1; d > 0; --d)
-    if (p->ksrc[d - 1] == p->kshape[d] * p->ksrc[d] && p->kdst[d - 1] == p->kshape[d] * p->kdst[d]) {
+    if (akx__mul_is(p->kshape[d], p->ksrc[d], p->ksrc[d - 1]) &&
+        akx__mul_is(p->kshape[d], p->kdst[d], p->kdst[d - 1])) {
       p->kshape[d - 1] *= p->kshape[d];
       p->ksrc[d - 1] = p->ksrc[d];
       p->kdst[d - 1] = p->kdst[d];
@@ -149,7 +150,7 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
       swap64(&p->rstride[j], &p->rstride[j - 1]); swap64(&p->rshape[j], &p->rshape[j - 1]);
     }
   for (int32_t d = nr - 1; d > 0; --d)
-    if (p->rstride[d - 1] == p->rshape[d] * p->rstride[d]) {
+    if (akx__mul_is(p->rshape[d], p->rstride[d], p->rstride[d - 1])) {
       p->rshape[d - 1] *= p->rshape[d];
       p->rstride[d - 1] = p->rstride[d];
       for (int32_t k = d; k < nr - 1; ++k) { p->rshape[k] = p->rshape[k + 1]; p->rstride[k] = p->rstride[k + 1]; }

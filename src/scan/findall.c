@@ -21,7 +21,7 @@ static void memory_order(const akx_array *a, akx__index_map *m) {
       t = m->shape[j]; m->shape[j] = m->shape[j - 1]; m->shape[j - 1] = t;
     }
   for (int32_t i = nd - 1; i > 0; --i) {
-    if (m->strides[i - 1] == m->shape[i] * m->strides[i]) {
+    if (akx__mul_is(m->shape[i], m->strides[i], m->strides[i - 1])) {
       m->shape[i - 1] *= m->shape[i];
       m->strides[i - 1] = m->strides[i];
       for (int32_t k = i; k < nd - 1; ++k) {

@@ -42,7 +42,8 @@ static void sort_dims(scan_dim *d, int32_t nd) {
 /* Merges neighbours that tile memory without a gap in both arrays (outer = size x inner). */
 static int32_t merge_dims(scan_dim *d, int32_t nd) {
   for (int32_t i = nd - 1; i > 0; --i) {
-    if (d[i - 1].s_src == d[i].size * d[i].s_src && d[i - 1].s_dst == d[i].size * d[i].s_dst) {
+    if (akx__mul_is(d[i].size, d[i].s_src, d[i - 1].s_src) &&
+        akx__mul_is(d[i].size, d[i].s_dst, d[i - 1].s_dst)) {
       d[i - 1].size *= d[i].size;
       d[i - 1].s_src = d[i].s_src;
       d[i - 1].s_dst = d[i].s_dst;
