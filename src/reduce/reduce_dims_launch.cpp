@@ -18,28 +18,21 @@ akx_status dispatch(const entry (&table)[AKX_DTYPE_COUNT], const akx__reduce_dim
 }
 }  // namespace
 
+// The per-dtype entries of backend B (sim, cuda): their declarations, then the launcher.
+#define AKX_sim_RD_DECL_(D, T, N, S) akx_status akx__sim_reduce_dims_##N(const akx__reduce_dims_plan *, void *);
+#define AKX_cuda_RD_DECL_(D, T, N, S) akx_status akx__cuda_reduce_dims_##N(const akx__reduce_dims_plan *, void *);
+#define AKX_sim_RD_(D, T, N, S) akx__sim_reduce_dims_##N,
+#define AKX_cuda_RD_(D, T, N, S) akx__cuda_reduce_dims_##N,
+#define AKX_REDUCE_DIMS_BACKEND_(B)                                                        \
+  AKX_DTYPE_LIST(AKX_##B##_RD_DECL_)                                                       \
+  akx_status akx__##B##_reduce_dims_launch(const akx__reduce_dims_plan *p, void *stream) { \
+    static const entry table[AKX_DTYPE_COUNT] = {AKX_DTYPE_LIST(AKX_##B##_RD_)};           \
+    return dispatch(table, p, stream);                                                     \
+  }
+
 extern "C" {
-#define AKX_X_(D, T, N, S) akx_status akx__sim_reduce_dims_##N(const akx__reduce_dims_plan *, void *);
-AKX_DTYPE_LIST(AKX_X_)
-#undef AKX_X_
-
-akx_status akx__sim_reduce_dims_launch(const akx__reduce_dims_plan *p, void *stream) {
-#define AKX_X_(D, T, N, S) akx__sim_reduce_dims_##N,
-  static const entry table[AKX_DTYPE_COUNT] = {AKX_DTYPE_LIST(AKX_X_)};
-#undef AKX_X_
-  return dispatch(table, p, stream);
-}
-
+AKX_REDUCE_DIMS_BACKEND_(sim)
 #if defined(AKX_HAVE_CUDA)
-#define AKX_X_(D, T, N, S) akx_status akx__cuda_reduce_dims_##N(const akx__reduce_dims_plan *, void *);
-AKX_DTYPE_LIST(AKX_X_)
-#undef AKX_X_
-
-akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *p, void *stream) {
-#define AKX_X_(D, T, N, S) akx__cuda_reduce_dims_##N,
-  static const entry table[AKX_DTYPE_COUNT] = {AKX_DTYPE_LIST(AKX_X_)};
-#undef AKX_X_
-  return dispatch(table, p, stream);
-}
+AKX_REDUCE_DIMS_BACKEND_(cuda)
 #endif
 }
