@@ -25,16 +25,22 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
   if (a->ndim < 0 || a->ndim > AKX_MAX_DIMS)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->ndim is %d; it must be in 0..%d", name,
                      (int)a->ndim, AKX_MAX_DIMS);
-  int64_t count = 1, lo = 0, hi = 0;
+  /* The product of the nonzero extents must fit int64 even when a 0 makes the array empty
+   * (numpy refuses such shapes too): every family multiplies subsets of the extents when it
+   * merges dims, and none has to special-case an empty array for that. */
+  int64_t count = 1, nonzero = 1, lo = 0, hi = 0;
+  int empty = 0;
+  for (int32_t d = 0; d < a->ndim; ++d) empty |= a->shape[d] == 0;
   for (int32_t d = 0; d < a->ndim; ++d) {
     const int64_t n = a->shape[d], s = a->strides[d];
     if (n < 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->shape[%d] is %" PRId64 "; shapes must be >= 0",
                        name, (int)d, n);
-    if (__builtin_mul_overflow(count, n, &count))
+    if (n > 0 && __builtin_mul_overflow(nonzero, n, &nonzero))
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "%s has more elements than int64 can count (shape[%d] = %" PRId64 ")", name,
-                       (int)d, n);
+                       "%s has more elements than int64 can count (shape[%d] = %" PRId64 "%s)", name,
+                       (int)d, n, empty ? "; an empty array's other extents count too, as numpy's" : "");
+    count *= n;
     if (!(flags & AKX__ARRAY_SOURCE) && s == 0 && n > 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
