@@ -72,6 +72,9 @@ constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }
 #include <cuda_runtime.h>
 #define AKX_DEVICE __device__ __forceinline__
 #define AKX_HD __host__ __device__ __forceinline__
+// A helper kept out of line: one copy per translation unit serves every kernel that calls it
+// (the finishing step's switch over 15 dst dtypes, called once per block).
+#define AKX_DEVICE_OUTLINE __device__ __noinline__
 #define AKX_GLOBAL __global__
 #define AKX_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
 #define AKX_SITE_PARAM

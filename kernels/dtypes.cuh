@@ -83,6 +83,13 @@ constexpr bool op_allowed(akx_dtype acc, akx_op op) {
 constexpr bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
+// Whether some map makes (src, map, acc, op) supported: reduction kernels are compiled per
+// (source, accumulator, op) and take the map as an argument.
+constexpr bool reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
+  for (int m = 0; m < AKX_MAP_COUNT; ++m)
+    if (reduce_supported(src, (akx_map)m, acc, op)) return true;
+  return false;
+}
 // Scans compile fewer accumulators than reductions (each is four kernels, stored to two dst
 // dtypes): the AUTO one, or the source's own.
 constexpr bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {

@@ -17,6 +17,33 @@ AKX_HD Acc finish_value(Acc v, const akx__finish &f, const Acc *previous) {
   return v;
 }
 
+// dst's previous value as the accumulator (fold), and the accumulator converted to dst's
+// dtype. Out of line and templated on Acc alone: every (source, op, map) kernel of a
+// translation unit shares one copy per accumulator instead of inlining two 15-way switches of
+// conversions (the bulk of a reduction kernel's code and of the library's build time).
+template <class Acc>
+AKX_DEVICE_OUTLINE Acc finish_load_dst(int32_t dst_dtype, const void *dst) {
+  switch (dst_dtype) {
+#define AKX_X_(D, T, N, S) \
+  case D: return cvt<Acc>(gld(static_cast<const T *>(dst)));
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    default:  // unreachable: every launcher refuses an invalid dst dtype (AKX_ERROR_INTERNAL)
+      return Acc{};
+  }
+}
+template <class Acc>
+AKX_DEVICE_OUTLINE void finish_store_dst(int32_t dst_dtype, void *dst, Acc v) {
+  switch (dst_dtype) {
+#define AKX_X_(D, T, N, S) \
+  case D: gst(static_cast<T *>(dst), cvt<T>(v)); return;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    default:  // unreachable, as above
+      return;
+  }
+}
+
 // The same store into `dst` instead of f.dst: one output of many (reductions along dims).
 template <class Op, class Acc>
 AKX_DEVICE void finish_store_at(Acc v, const akx__finish &f, void *dst) {
@@ -24,19 +51,9 @@ AKX_DEVICE void finish_store_at(Acc v, const akx__finish &f, void *dst) {
     gst(static_cast<Acc *>(dst), v);
     return;
   }
-  switch (f.dst_dtype) {
-#define AKX_X_(D, T, N, S)                                                       \
-  case D: {                                                                   \
-    T *d = static_cast<T *>(dst);                                             \
-    Acc prev = f.fold ? cvt<Acc>(gld(d)) : v;                                 \
-    gst(d, cvt<T>(finish_value<Op>(v, f, f.fold ? &prev : nullptr)));         \
-    return;                                                                   \
-  }
-    AKX_DTYPE_LIST(AKX_X_)
-#undef AKX_X_
-    default:  // unreachable: every launcher refuses an invalid dst dtype (AKX_ERROR_INTERNAL)
-      return;
-  }
+  Acc prev = v;
+  if (f.fold) prev = finish_load_dst<Acc>(f.dst_dtype, dst);
+  finish_store_dst<Acc>(f.dst_dtype, dst, finish_value<Op>(v, f, f.fold ? &prev : nullptr));
 }
 
 template <class Op, class Acc>

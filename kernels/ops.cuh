@@ -158,4 +158,29 @@ struct map_nonzero {
   X(AKX_MAP_IDENTITY, ::akx::map_identity) X(AKX_MAP_ABS, ::akx::map_abs)                 \
   X(AKX_MAP_SQUARE, ::akx::map_square) X(AKX_MAP_NONZERO, ::akx::map_nonzero)
 
+// ---- the map, a runtime argument of every reduction kernel -----------------------------------
+// f(M{}) for the map type M of `map`, when (Src, map, Acc, Op) is a supported combination
+// (the host refuses the others). One uniform branch, taken per element or per vector: a
+// template parameter for the map would compile every reduction kernel once per map (four
+// times the instances, twice over: nvcc and the sim) for no measurable gain in a loop bound
+// by memory.
+template <class Src, class Acc, class Op, class F>
+AKX_DEVICE void visit_map(int32_t map, F &&f) {
+  switch (map) {
+#define AKX_X_(E, M)                                                                   \
+  case E:                                                                              \
+    if constexpr (reduce_supported(dtype_v<Src>, E, dtype_v<Acc>, Op::id)) f(M{});     \
+    return;
+    AKX_MAP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+}
+// The mapped value of one source element (the op's identity for a refused map: unreachable).
+template <class Src, class Acc, class Op>
+AKX_DEVICE Acc map_value(int32_t map, Src x) {
+  Acc r = Op::template identity<Acc>();
+  visit_map<Src, Acc, Op>(map, [&](auto m) { r = decltype(m)::template apply<Acc>(x); });
+  return r;
+}
+
 }  // namespace akx

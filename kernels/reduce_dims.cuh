@@ -21,29 +21,12 @@
 //   warp per output finishes them ("reduce_dims_columns_finish").
 // Every store to dst goes through the finishing step (kernels/finish.cuh): init once, fold,
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
-// The map is a runtime switch (one uniform branch per element): a template parameter for it
-// would compile four times the instances for no measurable gain in a memory-bound loop.
+// The map is a runtime argument (kernels/ops.cuh, map_value), as in every reduction.
 #pragma once
 #include "kernels/block_reduce.cuh"
 #include "kernels/finish.cuh"
 
 namespace akx {
-
-// ---- the map, through one switch ------------------------------------------------------------
-template <class Src, class Acc, class Op>
-AKX_DEVICE Acc dims_map(int32_t map, Src x) {
-  switch (map) {
-#define AKX_X_(E, M)                                                                   \
-  case E:                                                                              \
-    if constexpr (reduce_supported(dtype_v<Src>, E, dtype_v<Acc>, Op::id))             \
-      return M::template apply<Acc>(x);                                                \
-    else                                                                               \
-      break;
-    AKX_MAP_LIST(AKX_X_)
-#undef AKX_X_
-  }
-  return Op::template identity<Acc>();  // unreachable: the host refuses unsupported maps
-}
 
 // ---- offsets ----------------------------------------------------------------------------------
 // Offset (elements) of index i over n dims (innermost last).
@@ -130,18 +113,18 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
         const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x0.v[j]));
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0.v[j]));
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x1.v[j]));
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1.v[j]));
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x2.v[j]));
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2.v[j]));
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x3.v[j]));
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3.v[j]));
       }
       for (; k < k1; k += G) {
         const vec<Src, V> x = gld_vec<Src, V>(addr(k));
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x.v[j]));
+        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x.v[j]));
       }
     }
     // scalars: flat e over Q * (head + tail)
@@ -152,7 +135,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const int64_t q = Q == 1 ? 0 : e / scal, i = e - q * scal;
         const int64_t idx = i < head ? i : i + nvec * V;
         const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
       }
     }
   }
@@ -186,16 +169,16 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
       const Src *ptr = base + r * st;
       for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny, ptr += 4 * step) {
         const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x0));
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x1));
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x2));
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, x3));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3));
       }
-      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
     } else {
       for (; r < r1; r += ny) {
         const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
-        acc = Op::apply(acc, dims_map<Src, Acc, Op>(p.map, gld(ptr)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
       }
     }
   }

@@ -18,12 +18,16 @@ struct contiguous_span {
   int64_t nvec;  // aligned vectors of V elements
   int64_t tail;  // scalar elements after them (< V)
   int32_t L;     // vector loads per thread per tile
+  int32_t map;   // akx_map (kernels/ops.cuh, visit_map)
 };
 
-template <class Acc, class Op, class Map, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x) {
+// One branch on the map per vector, not per element.
+template <class Acc, class Op, class Src, int V>
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
+  visit_map<Src, Acc, Op>(map, [&](auto m) {
 #pragma unroll
-  for (int j = 0; j < V; ++j) acc = Op::apply(acc, Map::template apply<Acc>(x.v[j]));
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, decltype(m)::template apply<Acc>(x.v[j]));
+  });
   return acc;
 }
 
@@ -47,7 +51,7 @@ constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", 1024, 32
 constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", 1024, 24, 1, false};
 
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
-template <class Src, class Acc, class Op, class Map>
+template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
 void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
   constexpr int V = 16 / (int)sizeof(Src);
@@ -68,35 +72,35 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
         const vec<Src, V> x1 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 1) * bd) * V);
         const vec<Src, V> x2 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 2) * bd) * V);
         const vec<Src, V> x3 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 3) * bd) * V);
-        acc = combine_vec<Acc, Op, Map>(acc, x0);
-        acc = combine_vec<Acc, Op, Map>(acc, x1);
-        acc = combine_vec<Acc, Op, Map>(acc, x2);
-        acc = combine_vec<Acc, Op, Map>(acc, x3);
+        acc = combine_vec<Acc, Op>(acc, x0, a.map);
+        acc = combine_vec<Acc, Op>(acc, x1, a.map);
+        acc = combine_vec<Acc, Op>(acc, x2, a.map);
+        acc = combine_vec<Acc, Op>(acc, x3, a.map);
       }
       for (; k < L; ++k)
-        acc = combine_vec<Acc, Op, Map>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V));
+        acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V), a.map);
     } else {
       for (int k = 0; k < L; ++k) {
         const int64_t i = first + (int64_t)k * bd;
-        if (i < a.nvec) acc = combine_vec<Acc, Op, Map>(acc, gld_vec<Src, V>(vsrc + i * V));
+        if (i < a.nvec) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map);
       }
     }
   }
   // Fewer than 2V scalars around the vectors; blockDim.x >= 32 >= 2V covers them.
   if (blockIdx.x == 0) {
     const int64_t t = threadIdx.x;
-    if (t < a.head) acc = Op::apply(acc, Map::template apply<Acc>(gld(a.src + t)));
+    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t)));
     else if (t - a.head < a.tail)
-      acc = Op::apply(acc, Map::template apply<Acc>(gld(vsrc + a.nvec * V + (t - a.head))));
+      acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(vsrc + a.nvec * V + (t - a.head))));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, fin);
 }
 
 // ---- pass 1, any strides: the general path ----------------------------------------------------
-template <class Src, class Acc, class Op, class Map>
+template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
-void reduce_whole_strided(akx__source s, Acc *partials, akx__finish fin) {
+void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const Src *src = static_cast<const Src *>(s.data);
@@ -109,7 +113,7 @@ void reduce_whole_strided(akx__source s, Acc *partials, akx__finish fin) {
       off += (rest % s.shape[d]) * s.strides[d];
       rest /= s.shape[d];
     }
-    acc = Op::apply(acc, Map::template apply<Acc>(gld(src + off)));
+    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off)));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, fin);
@@ -127,7 +131,7 @@ void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) 
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
-template <class Src, class Acc, class Op, class Map>
+template <class Src, class Acc, class Op>
 akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   constexpr int V = 16 / (int)sizeof(Src);
   const dim3 block((unsigned)p.block_size);
@@ -148,14 +152,16 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
     a.nvec = (n - a.head) / V;
     a.tail = n - a.head - a.nvec * V;
     a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
+    a.map = p.map;
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
     kernel_info info = reduce_whole_contiguous_info;
     if (a.L < 4) info.loads_in_flight = 1;
-    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op, Map>), dim3((unsigned)p.blocks),
+    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
                    block, 0, stream, a, partials, p.finish);
   } else {
-    s = AKX_LAUNCH(reduce_whole_strided_info, (reduce_whole_strided<Src, Acc, Op, Map>),
-                   dim3((unsigned)p.blocks), block, 0, stream, p.src, partials, p.finish);
+    s = AKX_LAUNCH(reduce_whole_strided_info, (reduce_whole_strided<Src, Acc, Op>),
+                   dim3((unsigned)p.blocks), block, 0, stream, p.src, (int32_t)p.map, partials,
+                   p.finish);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
   return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,

@@ -18,6 +18,7 @@
 
 #define AKX_DEVICE inline
 #define AKX_HD inline
+#define AKX_DEVICE_OUTLINE __attribute__((noinline))
 #define AKX_GLOBAL
 #define AKX_LAUNCH_BOUNDS(max_threads)
 // For device helpers that take their caller's source location down to the accesses and
