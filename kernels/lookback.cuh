@@ -77,10 +77,18 @@ AKX_HD int popcount64(uint64_t x) {
   return c;
 }
 
+// How a node's flag is published and polled: st_release after the node's plain store, and
+// ld_acquire before reading the node (the only order kernels use). A parameter so that
+// tests/test_lookback.cpp can plant a broken order and see the sim catch it.
+struct lookback_release_acquire {
+  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) { st_release(flag, 1u AKX_SITE_ARG); }
+  AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) { return ld_acquire(flag AKX_SITE_ARG); }
+};
+
 // Called by all 32 lanes of warp 0 of the block scanning tile t, with the tile's aggregate.
 // Publishes node t + 1 and returns the exclusive prefix of tile t (S::identity() for tile 0)
 // in every lane.
-template <class S>
+template <class S, class Order = lookback_release_acquire>
 AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint64_t t,
                                   const typename S::T &aggregate) {
   using T = typename S::T;
@@ -97,7 +105,7 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint
   T mine = S::identity();
   auto fetch = [&](bool take) {
     if (take) {
-      while (ld_acquire(st.flags + (q - 1)) == 0u) {
+      while (Order::poll(st.flags + (q - 1)) == 0u) {
         waited = true;
         __nanosleep(32);
       }
@@ -110,7 +118,7 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint
   for (int r = k - 1; r >= 0; --r) low = S::apply(low, shfl_idx(FULL_MASK, mine, r));
   if (lane == 0) {
     gst(st.nodes + t, k ? S::apply(low, aggregate) : aggregate);
-    st_release(st.flags + t, 1u);
+    Order::publish(st.flags + t);
   }
   // 2. The older nodes: prefix = q_{m-1} o ... o q_k o low.
   fetch(lane >= k && lane < m);

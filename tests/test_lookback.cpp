@@ -1,0 +1,145 @@
+// kernels/lookback.cuh itself (the scan's deterministic Fenwick look-back), on the sim:
+//  - with its release/acquire order: right prefixes under every schedule, in tile order (a
+//    non-commutative operator), and tiles really waited on nodes not yet published;
+//  - with a planted broken order (the flag published by a plain store, or by a relaxed store
+//    with no fence before it): the sim reports it (a global-memory race, a livelock) or the
+//    prefixes come out wrong under some schedule. A kernel that dropped the fence would fail
+//    on a GPU only now and then; here it fails the test.
+// tests/test_sim_order.cpp does the same for a textbook decoupled look-back.
+#include <stdlib.h>
+
+#include <vector>
+
+#include "kernels/lookback.cuh"
+#include "sim_probe.hpp"
+
+namespace {
+const char *const schedules[] = {
+    "inorder",   "random:1",  "random:2",  "random:3",  "random:4",  "random:5",  "random:6",
+    "random:7",  "random:8",  "random:9",  "random:10", "random:11", "random:12", "random:13",
+    "random:14", "random:15", "random:16", "random:17", "random:18", "random:19", "random:20"};
+
+// x -> m x + c over uint32 (mod 2^32): composing maps is associative and not commutative, so
+// a prefix folded out of tile order comes out wrong.
+struct affine {
+  uint32_t m, c;
+};
+struct affine_scan {
+  using T = affine;
+  AKX_HD static T identity() { return T{1u, 0u}; }
+  // a, then b
+  AKX_HD static T apply(const T &a, const T &b) { return T{b.m * a.m, b.m * a.c + b.c}; }
+};
+bool same(const affine &a, const affine &b) { return a.m == b.m && a.c == b.c; }
+
+// Planted orders.
+struct order_plain_flag {  // the flag by a plain store: not visible to other blocks
+  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) { akx::gst(flag, 1u AKX_SITE_ARG); }
+  AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) {
+    return akx::ld_volatile(flag AKX_SITE_ARG);
+  }
+};
+struct order_no_fence {  // a relaxed flag with no fence after the node's store
+  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) {
+    akx::st_volatile(flag, 1u AKX_SITE_ARG);
+  }
+  AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) {
+    return akx::ld_volatile(flag AKX_SITE_ARG);
+  }
+};
+
+struct probe_args {
+  const affine *agg;  // per tile
+  void *status;
+  int64_t tiles;
+  affine *out;  // per tile: its exclusive prefix
+};
+
+// One warp per tile, tiles taken from the ticket as scan_tile_body takes them.
+template <class Order>
+AKX_GLOBAL void lookback_probe(probe_args a) {
+  const akx::lookback_status<affine> st = akx::lookback_status<affine>::at(a.status, a.tiles);
+  unsigned long long t = 0;
+  if (threadIdx.x == 0) t = atomicAdd(&st.head->ticket, 1ull);
+  t = akx::shfl_idx(akx::FULL_MASK, t, 0);
+  const affine prefix = akx::lookback<affine_scan, Order>(st, t, akx::gld(a.agg + t));
+  if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
+}
+
+struct run_result {
+  akx_status status;
+  bool correct;
+  unsigned long long waits;
+};
+
+template <class Order>
+run_result run(const char *schedule, int64_t tiles) {
+  setenv("AKX_SIM_SCHEDULE", schedule, 1);
+  sim_context sim;
+  affine *agg = sim.alloc<affine>((size_t)tiles);
+  affine *out = sim.alloc<affine>((size_t)tiles);
+  void *status = sim.alloc<char>(akx::lookback_status<affine>::bytes(tiles));  // zeroed
+  for (int64_t t = 0; t < tiles; ++t)
+    agg[t] = affine{uint32_t(2 * t + 3), uint32_t(t * 2654435761u + 1)};  // odd m: no zero
+  run_result r;
+  r.status = AKX_LAUNCH("lookback_probe", lookback_probe<Order>, (unsigned)tiles, 32, 0, NULL,
+                        probe_args{agg, status, tiles, out});
+  r.correct = true;
+  affine expect = affine_scan::identity();
+  for (int64_t t = 0; t < tiles; ++t) {
+    r.correct = r.correct && same(out[t], expect);
+    expect = affine_scan::apply(expect, agg[t]);
+  }
+  r.waits = akx::lookback_status<affine>::at(status, tiles).head->waits;
+  unsetenv("AKX_SIM_SCHEDULE");
+  return r;
+}
+}  // namespace
+
+TestSuite(lookback);
+
+Test(lookback, release_acquire_right_in_tile_order_under_every_schedule) {
+  // 1..3 tiles: the first nodes; 64 and 300: decompositions of up to 5 and 8 nodes, and F(i)
+  // nodes that wait on up to k = 6 and 8 earlier ones.
+  for (int64_t tiles : {1, 2, 3, 64, 300}) {
+    unsigned long long waits = 0;
+    for (const char *schedule : schedules) {
+      const run_result r = run<akx::lookback_release_acquire>(schedule, tiles);
+      cr_assert_eq(r.status, AKX_SUCCESS, "%lld tiles, %s: %s", (long long)tiles, schedule,
+                   akx_last_error());
+      cr_assert(r.correct, "%lld tiles, %s: wrong prefixes", (long long)tiles, schedule);
+      waits += r.waits;
+    }
+    // Tiles ran at once: some found a node not yet published and waited for it.
+    if (tiles >= 64) cr_expect_gt(waits, 0ull, "%lld tiles: no tile ever waited", (long long)tiles);
+  }
+}
+
+template <class Order>
+int caught(const char *what) {
+  int n = 0;
+  for (const char *schedule : schedules) {
+    const run_result r = run<Order>(schedule, 64);
+    if (r.status == AKX_ERROR_SIM_CHECK) {
+      cr_expect(strstr(akx_last_error(), "global-memory race") != NULL ||
+                    strstr(akx_last_error(), "livelock") != NULL,
+                "%s, %s: %s", what, schedule, akx_last_error());
+      cr_log_info("%s, %s: %s", what, schedule, akx_last_error());
+      ++n;
+    } else if (r.status == AKX_SUCCESS && !r.correct) {
+      cr_log_info("%s, %s: wrong prefixes", what, schedule);
+      ++n;
+    } else {
+      cr_expect_eq(r.status, AKX_SUCCESS, "%s, %s: %s", what, schedule, akx_last_error());
+    }
+  }
+  return n;
+}
+
+Test(lookback, plain_flag_store_is_caught, .timeout = 120) {
+  cr_expect_gt(caught<order_plain_flag>("plain flag"), 0, "a plain flag store was never caught");
+}
+
+Test(lookback, relaxed_flag_without_fence_is_caught, .timeout = 120) {
+  cr_expect_gt(caught<order_no_fence>("no fence"), 0, "a relaxed flag without a fence was never caught");
+}
