@@ -63,7 +63,7 @@ extern const akx__backend akx__backend_sim;
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
 
 /* Kernel launchers, compiled from the same kernel source once per backend
- * (kernels/reduce_whole_launch.inl). They launch on `stream` and check every launch. */
+ * (src/core/kernel_entries.cpp). They launch on `stream` and check every launch. */
 akx_status akx__sim_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
 akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
 akx_status akx__sim_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
