@@ -196,36 +196,20 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
          device_can_address(ctx, static_cast<const char *>(p) + (bytes - 1));
 }
 
-akx_status cuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+// Every family's launch, on the context's device and stream. A non-sticky error left by an
+// earlier failed call of the caller's would otherwise be reported by the launch check as this
+// call's kernel failing to launch: it is cleared first.
+template <class Plan, akx_status (*launch)(const Plan *, void *)>
+akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   AKX_TRY(use_device(ctx));
-  // A non-sticky error left by an earlier failed call of the caller's would otherwise be
-  // reported by the launch check as this reduction's kernel failing to launch.
   (void)cudaGetLastError();
-  return akx__cuda_reduce_whole_launch(plan, ctx->stream);
-}
-
-akx_status cuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
-  AKX_TRY(use_device(ctx));
-  (void)cudaGetLastError();  // as cuda_reduce_whole
-  return akx__cuda_reduce_dims_launch(plan, ctx->stream);
-}
-
-akx_status cuda_scan(akx_context *ctx, const akx__scan_plan *plan) {
-  AKX_TRY(use_device(ctx));
-  (void)cudaGetLastError();  // as cuda_reduce_whole
-  return akx__cuda_scan_launch(plan, ctx->stream);
-}
-
-akx_status cuda_findall(akx_context *ctx, const akx__findall_plan *plan) {
-  AKX_TRY(use_device(ctx));
-  (void)cudaGetLastError();  // as cuda_reduce_whole
-  return akx__cuda_findall_launch(plan, ctx->stream);
+  return launch(plan, ctx->stream);
 }
 
 akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
                     void *arg) {
   AKX_TRY(use_device(ctx));
-  (void)cudaGetLastError();  // as cuda_reduce_whole
+  (void)cudaGetLastError();  // as cuda_launch
   return fn(ctx->stream, workspace, arg);
 }
 
@@ -282,9 +266,9 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_synchronize,      // synchronize
     cuda_set_stream,       // set_stream
     cuda_is_device_range,  // is_device_range
-    cuda_reduce_whole,     // reduce_whole
-    cuda_reduce_dims,      // reduce_dims
-    cuda_scan,             // scan
-    cuda_findall,          // findall
+    cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch>,
+    cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch>,
+    cuda_launch<akx__scan_plan, akx__cuda_scan_launch>,
+    cuda_launch<akx__findall_plan, akx__cuda_findall_launch>,
     cuda_run,              // run
 };

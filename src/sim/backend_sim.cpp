@@ -166,24 +166,11 @@ int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
   return find_allocation(rt, uintptr_t(p), bytes) != rt.allocations.end();
 }
 
-akx_status sim_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+// Every family's launch: on this context (its counters, checks and schedule).
+template <class Plan, akx_status (*launch)(const Plan *, void *)>
+akx_status sim_launch(akx_context *ctx, const Plan *plan) {
   scoped_context current(ctx);
-  return akx__sim_reduce_whole_launch(plan, nullptr);
-}
-
-akx_status sim_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
-  scoped_context current(ctx);
-  return akx__sim_reduce_dims_launch(plan, nullptr);
-}
-
-akx_status sim_scan(akx_context *ctx, const akx__scan_plan *plan) {
-  scoped_context current(ctx);
-  return akx__sim_scan_launch(plan, nullptr);
-}
-
-akx_status sim_findall(akx_context *ctx, const akx__findall_plan *plan) {
-  scoped_context current(ctx);
-  return akx__sim_findall_launch(plan, nullptr);
+  return launch(plan, nullptr);
 }
 
 akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
@@ -204,9 +191,9 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_synchronize,
     akx::sim::sim_set_stream,
     akx::sim::sim_is_device_range,
-    akx::sim::sim_reduce_whole,
-    akx::sim::sim_reduce_dims,
-    akx::sim::sim_scan,
-    akx::sim::sim_findall,
+    akx::sim::sim_launch<akx__reduce_whole_plan, akx__sim_reduce_whole_launch>,
+    akx::sim::sim_launch<akx__reduce_dims_plan, akx__sim_reduce_dims_launch>,
+    akx::sim::sim_launch<akx__scan_plan, akx__sim_scan_launch>,
+    akx::sim::sim_launch<akx__findall_plan, akx__sim_findall_launch>,
     akx::sim::sim_run,
 };
