@@ -1,5 +1,5 @@
 /* Canonical layout of a reduction source (PyTorch's way: fold any N-d view to as few dims
- * as possible before choosing a kernel). Every op here is commutative, so the order in
+ * as possible before choosing a kernel), and the fold every family's canonical form uses. Every op here is commutative, so the order in
  * which elements are visited is free: negative strides are flipped and dims sorted. */
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +19,8 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
     out->strides[nd] = a->strides[d] < 0 ? -a->strides[d] : a->strides[d];
     ++nd;
   }
-  /* Insertion sort, largest stride first: the smallest stride ends innermost (last). */
-  for (int32_t i = 1; i < nd; ++i) {
-    for (int32_t j = i; j > 0 && out->strides[j - 1] < out->strides[j]; --j) {
-      int64_t t = out->strides[j]; out->strides[j] = out->strides[j - 1]; out->strides[j - 1] = t;
-      t = out->shape[j]; out->shape[j] = out->shape[j - 1]; out->shape[j - 1] = t;
-    }
-  }
-  /* Merge a dim into its inner neighbour where the two tile memory without a gap. */
-  for (int32_t d = nd - 1; d > 0; --d) {
-    if (akx__mul_is(out->shape[d], out->strides[d], out->strides[d - 1])) {
-      out->shape[d - 1] *= out->shape[d];
-      out->strides[d - 1] = out->strides[d];
-      for (int32_t k = d; k < nd - 1; ++k) {
-        out->shape[k] = out->shape[k + 1];
-        out->strides[k] = out->strides[k + 1];
-      }
-      --nd;
-    }
-  }
+  int64_t *const strides[1] = {out->strides};
+  nd = akx__fold_dims(nd, out->shape, strides, 1);
   out->ndim = nd;
   out->contiguous = nd == 0 || (nd == 1 && out->strides[0] == 1);
   if (nd == 0) { /* one element (or all dims of size 1) */
@@ -45,4 +28,45 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
     out->shape[0] = out->n;
     out->strides[0] = 1;
   }
+}
+
+/* a * b == want, without overflowing (huge strides). */
+static int mul_is(int64_t a, int64_t b, int64_t want) {
+  int64_t p;
+  return !__builtin_mul_overflow(a, b, &p) && p == want;
+}
+
+/* Is dim a to be ordered before dim b: a larger |stride| in the first array that differs. */
+static int outer_than(int64_t *const *strides, int32_t narrays, int32_t a, int32_t b) {
+  for (int32_t k = 0; k < narrays; ++k) {
+    const int64_t sa = llabs(strides[k][a]), sb = llabs(strides[k][b]);
+    if (sa != sb) return sa > sb;
+  }
+  return 0;
+}
+
+static void swap_dims(int64_t *shape, int64_t *const *strides, int32_t narrays, int32_t a, int32_t b) {
+  int64_t t = shape[a]; shape[a] = shape[b]; shape[b] = t;
+  for (int32_t k = 0; k < narrays; ++k) {
+    t = strides[k][a]; strides[k][a] = strides[k][b]; strides[k][b] = t;
+  }
+}
+
+int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int32_t narrays) {
+  for (int32_t i = 1; i < nd; ++i) /* insertion sort: stable */
+    for (int32_t j = i; j > 0 && outer_than(strides, narrays, j, j - 1); --j)
+      swap_dims(shape, strides, narrays, j, j - 1);
+  for (int32_t d = nd - 1; d > 0; --d) {
+    int tiles = 1;
+    for (int32_t k = 0; k < narrays && tiles; ++k) tiles = mul_is(shape[d], strides[k][d], strides[k][d - 1]);
+    if (!tiles) continue;
+    shape[d - 1] *= shape[d];
+    for (int32_t k = 0; k < narrays; ++k) strides[k][d - 1] = strides[k][d];
+    for (int32_t e = d; e < nd - 1; ++e) {
+      shape[e] = shape[e + 1];
+      for (int32_t k = 0; k < narrays; ++k) strides[k][e] = strides[k][e + 1];
+    }
+    --nd;
+  }
+  return nd;
 }

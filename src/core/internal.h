@@ -60,8 +60,15 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
 akx_status akx__finish_host(akx_op op, akx_dtype acc, const void *bare, const akx__finish *f);
 
-/* ---- layout (src/canonical.c) ---- */
+/* ---- layout (src/core/canonical.c) ---- */
 void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__source *out);
+/* Folds nd dims of `narrays` arrays over one shape to as few as the layout allows, in place;
+ * returns the new count. Dims are sorted by decreasing |stride| of array 0 (ties: of array
+ * 1, ...; stable), the innermost last; then a dim merges into its outer neighbour where, in
+ * every array, the outer stride is the inner size times the inner stride. Every family's
+ * canonical form goes through it. Sizes multiply without overflow: validation bounds the
+ * product of an array's nonzero extents. */
+int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int32_t narrays);
 
 /* ---- workspace (src/workspace.c) ---- */
 /* A device buffer of at least `bytes` for this call: the caller's (too small:
@@ -70,11 +77,6 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
 void akx__workspace_release(akx_context *ctx);
 
 #define AKX__ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
-/* a * b == want, without overflowing (dim merges: shape x stride of huge strides). */
-static inline int akx__mul_is(int64_t a, int64_t b, int64_t want) {
-  int64_t p;
-  return !__builtin_mul_overflow(a, b, &p) && p == want;
-}
 
 #ifdef __cplusplus
 }

@@ -97,8 +97,6 @@ static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_
 
 /* ---- canonical form ---------------------------------------------------------------------------- */
 
-static void swap64(int64_t *a, int64_t *b) { const int64_t t = *a; *a = *b; *b = t; }
-
 static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce_dims_plan *p) {
   const int64_t ssize = (int64_t)akx_dtype_size(src->dtype), dsize = (int64_t)akx_dtype_size(dst->dtype);
   /* Addresses as integers: a size query passes NULL data, and NULL + offset is undefined. */
@@ -128,34 +126,12 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
     }
   }
   if (p->len == 0) nr = 0;
-  /* Sort, largest source stride first (ties: largest |dst stride| first), then merge a dim
-   * into its inner neighbour where both arrays step over it without a gap. */
-  for (int32_t i = 1; i < nk; ++i)
-    for (int32_t j = i; j > 0 && (p->ksrc[j - 1] < p->ksrc[j] ||
-                                  (p->ksrc[j - 1] == p->ksrc[j] && llabs(p->kdst[j - 1]) < llabs(p->kdst[j])));
-         --j) {
-      swap64(&p->ksrc[j], &p->ksrc[j - 1]); swap64(&p->kdst[j], &p->kdst[j - 1]); swap64(&p->kshape[j], &p->kshape[j - 1]);
-    }
-  for (int32_t d = nk - 1; d > 0; --d)
-    if (akx__mul_is(p->kshape[d], p->ksrc[d], p->ksrc[d - 1]) &&
-        akx__mul_is(p->kshape[d], p->kdst[d], p->kdst[d - 1])) {
-      p->kshape[d - 1] *= p->kshape[d];
-      p->ksrc[d - 1] = p->ksrc[d];
-      p->kdst[d - 1] = p->kdst[d];
-      for (int32_t k = d; k < nk - 1; ++k) { p->kshape[k] = p->kshape[k + 1]; p->ksrc[k] = p->ksrc[k + 1]; p->kdst[k] = p->kdst[k + 1]; }
-      --nk;
-    }
-  for (int32_t i = 1; i < nr; ++i)
-    for (int32_t j = i; j > 0 && p->rstride[j - 1] < p->rstride[j]; --j) {
-      swap64(&p->rstride[j], &p->rstride[j - 1]); swap64(&p->rshape[j], &p->rshape[j - 1]);
-    }
-  for (int32_t d = nr - 1; d > 0; --d)
-    if (akx__mul_is(p->rshape[d], p->rstride[d], p->rstride[d - 1])) {
-      p->rshape[d - 1] *= p->rshape[d];
-      p->rstride[d - 1] = p->rstride[d];
-      for (int32_t k = d; k < nr - 1; ++k) { p->rshape[k] = p->rshape[k + 1]; p->rstride[k] = p->rstride[k + 1]; }
-      --nr;
-    }
+  /* Largest source stride first (ties: largest |dst stride| first), merged where both arrays
+   * step over a dim without a gap; the reduced dims likewise over the source. */
+  int64_t *const kept[2] = {p->ksrc, p->kdst};
+  nk = akx__fold_dims(nk, p->kshape, kept, 2);
+  int64_t *const reduced[1] = {p->rstride};
+  nr = akx__fold_dims(nr, p->rshape, reduced, 1);
   p->kdims = nk;
   p->rdims = nr;
   p->src = (const void *)sbase;

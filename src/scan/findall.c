@@ -15,22 +15,8 @@ static void memory_order(const akx_array *a, akx__index_map *m) {
     m->strides[nd] = a->strides[d];
     ++nd;
   }
-  for (int32_t i = 1; i < nd; ++i)
-    for (int32_t j = i; j > 0 && llabs(m->strides[j - 1]) < llabs(m->strides[j]); --j) {
-      int64_t t = m->strides[j]; m->strides[j] = m->strides[j - 1]; m->strides[j - 1] = t;
-      t = m->shape[j]; m->shape[j] = m->shape[j - 1]; m->shape[j - 1] = t;
-    }
-  for (int32_t i = nd - 1; i > 0; --i) {
-    if (akx__mul_is(m->shape[i], m->strides[i], m->strides[i - 1])) {
-      m->shape[i - 1] *= m->shape[i];
-      m->strides[i - 1] = m->strides[i];
-      for (int32_t k = i; k < nd - 1; ++k) {
-        m->shape[k] = m->shape[k + 1];
-        m->strides[k] = m->strides[k + 1];
-      }
-      --nd;
-    }
-  }
+  int64_t *const strides[1] = {m->strides};
+  nd = akx__fold_dims(nd, m->shape, strides, 1);
   m->ndim = nd;
 }
 

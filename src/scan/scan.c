@@ -27,40 +27,21 @@ akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, i
                             partial_size, &over);
 }
 
-/* Sorts dims by |stride of `key`| descending (the innermost last), a stable insertion sort. */
-typedef struct {
-  int64_t size, s_src, s_dst;
-} scan_dim;
-
-static void sort_dims(scan_dim *d, int32_t nd) {
-  for (int32_t i = 1; i < nd; ++i)
-    for (int32_t j = i; j > 0 && llabs(d[j - 1].s_src) < llabs(d[j].s_src); --j) {
-      const scan_dim t = d[j]; d[j] = d[j - 1]; d[j - 1] = t;
-    }
+/* Kept dim d (size, src stride, dst stride) into the outer maps, then the fold of them all
+ * (src/core/canonical.c): largest |src stride| first, merged where both arrays step over a dim
+ * without a gap. */
+static void keep_dim(akx__scan_plan *p, int32_t *nk, int64_t size, int64_t s_src, int64_t s_dst) {
+  p->src_outer.shape[*nk] = size;
+  p->src_outer.strides[*nk] = s_src;
+  p->dst_outer.strides[*nk] = s_dst;
+  ++*nk;
 }
-
-/* Merges neighbours that tile memory without a gap in both arrays (outer = size x inner). */
-static int32_t merge_dims(scan_dim *d, int32_t nd) {
-  for (int32_t i = nd - 1; i > 0; --i) {
-    if (akx__mul_is(d[i].size, d[i].s_src, d[i - 1].s_src) &&
-        akx__mul_is(d[i].size, d[i].s_dst, d[i - 1].s_dst)) {
-      d[i - 1].size *= d[i].size;
-      d[i - 1].s_src = d[i].s_src;
-      d[i - 1].s_dst = d[i].s_dst;
-      for (int32_t k = i; k < nd - 1; ++k) d[k] = d[k + 1];
-      --nd;
-    }
-  }
-  return nd;
-}
-
-static void to_maps(const scan_dim *d, int32_t nd, akx__index_map *src, akx__index_map *dst) {
-  src->ndim = dst->ndim = nd;
-  for (int32_t i = 0; i < nd; ++i) {
-    src->shape[i] = dst->shape[i] = d[i].size;
-    src->strides[i] = d[i].s_src;
-    dst->strides[i] = d[i].s_dst;
-  }
+static int32_t fold_kept(akx__scan_plan *p, int32_t nk) {
+  int64_t *const strides[2] = {p->src_outer.strides, p->dst_outer.strides};
+  nk = akx__fold_dims(nk, p->src_outer.shape, strides, 2);
+  p->src_outer.ndim = p->dst_outer.ndim = nk;
+  memcpy(p->dst_outer.shape, p->src_outer.shape, sizeof p->src_outer.shape);
+  return nk;
 }
 
 /* Everything but the launch: validation, canonical form, shape, tuning, workspace size.
@@ -126,7 +107,6 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   p->layout = akx__scan_layout_override();
 
   /* The scanned dim (n, steps) and the kept dims. */
-  scan_dim kept[AKX_MAX_DIMS];
   int32_t nk = 0;
   if (dim == AKX_DIM_ALL && src->ndim >= 2) {
     /* Memory order: src contiguous (C or Fortran), dst with the same strides. */
@@ -137,10 +117,9 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                          "dim is AKX_DIM_ALL, which scans src in memory order, but dst->strides[%d] "
                          "= %" PRId64 " differs from src->strides[%d] = %" PRId64 ": give dst src's layout",
                          (int)d, dst->strides[d], (int)d, src->strides[d]);
-      kept[nk++] = (scan_dim){src->shape[d], src->strides[d], dst->strides[d]};
+      keep_dim(p, &nk, src->shape[d], src->strides[d], dst->strides[d]);
     }
-    sort_dims(kept, nk);
-    nk = merge_dims(kept, nk);
+    nk = fold_kept(p, nk);
     /* One dim left (the others of size 1): a vector of any stride, as a 1-d src. */
     if (sext.count > 1 && nk != 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
@@ -148,8 +127,8 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                        "strides): scan along a dim, or copy src first");
     p->n = sext.count;
     p->slices = 1;
-    p->src_step = nk == 1 ? kept[0].s_src : 1;
-    p->dst_step = nk == 1 ? kept[0].s_dst : 1;
+    p->src_step = nk == 1 ? p->src_outer.strides[0] : 1;
+    p->dst_step = nk == 1 ? p->dst_outer.strides[0] : 1;
     nk = 0;
   } else {
     const int32_t sd = src->ndim == 0 ? -1 : dim == AKX_DIM_ALL ? 0 : dim;
@@ -161,19 +140,18 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
       if (d == sd) continue;
       if (src->shape[d] == 0) slices = 0;
       if (src->shape[d] <= 1) continue;
-      kept[nk++] = (scan_dim){src->shape[d], src->strides[d], dst->strides[d]};
+      keep_dim(p, &nk, src->shape[d], src->strides[d], dst->strides[d]);
       slices *= src->shape[d]; /* no overflow: check_array bounded the element count */
     }
-    sort_dims(kept, nk);
-    nk = merge_dims(kept, nk);
+    nk = fold_kept(p, nk);
     p->slices = slices;
   }
-  to_maps(kept, nk, &p->src_outer, &p->dst_outer);
+  p->src_outer.ndim = p->dst_outer.ndim = nk;
 
   /* The shape: a tile scan when the scanned dim is contiguous in src or is the only one; a
    * thread per column when a kept dim is (coalesced across columns); otherwise the tile scan
    * (any step, never wrong). */
-  const int inner_kept_unit = nk > 0 && llabs(kept[nk - 1].s_src) == 1;
+  const int inner_kept_unit = nk > 0 && llabs(p->src_outer.strides[nk - 1]) == 1;
   if (p->slices <= 1) p->shape = AKX__SCAN_WHOLE;
   else if (llabs(p->src_step) != 1 && inner_kept_unit) p->shape = AKX__SCAN_COLUMNS;
   else p->shape = AKX__SCAN_SLICES;
