@@ -17,7 +17,7 @@
  * Test hooks: AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
  * shape where it can take the input (rows and warp_rows need a contiguous reduction; the
  * others take any layout); AKX_REDUCE_DIMS_SPLITS=N forces N splits of each output's
- * reduction on the shapes that split (rows, warp_rows, columns, strided). */
+ * reduction (any shape but the whole-array one). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,13 @@
 #define AKX__LOADS_PER_THREAD 4
 /* gridDim.y's limit. */
 #define AKX__MAX_SPLITS 65535
+/* The single-pass shapes (per-thread, tiled) split an output's reduction only while the
+ * partials' traffic (written once, read once, accumulator-sized) stays under 1/20 of the
+ * source bytes per output: the issue's "bytes <= 1.05x the minimum" against "a full wave on
+ * the device for 2^20 elements and up". A long reduction into few outputs (3072x2048,
+ * dims=2: 0.48 waves one pass) splits; a short one into many (32768x32, dims=2: 32 elements
+ * per output) cannot without moving more bytes, and stays one pass below a wave. */
+#define AKX__PARTIAL_BYTES_SHARE 20
 
 const char *akx__reduce_dims_shape_name(int shape) {
   switch (shape) {
@@ -216,13 +223,22 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
       break;
     }
     case AKX__DIMS_PER_THREAD:
-      p->width = bd;
-      p->blocks_x = ceil_div(p->n_out, bd);
-      break;
     case AKX__DIMS_TILED: {
-      const int32_t w = (int32_t)max64(AKX__TILED_OUTPUTS, AKX__SECTOR_BYTES / size);
+      const int32_t w = shape == AKX__DIMS_PER_THREAD
+                            ? bd : (int32_t)max64(AKX__TILED_OUTPUTS, AKX__SECTOR_BYTES / size);
       p->width = (int32_t)min64(w, bd);
       p->blocks_x = ceil_div(p->n_out, p->width);
+      per_output = bd / p->width;
+      /* Split only below half a wave: the finishing launch costs more than the last half
+       * wave gains (the model: 768x1024x8 float32 dims=2, 0.97 waves, 14.1 us one pass,
+       * 18.8 us split in two; 3072x2048 at 0.48 waves: 26.2 us one pass, 18.5 us split). */
+      if (p->blocks_x * bd * 2 < device_threads) {
+        const int64_t acc_size = (int64_t)akx_dtype_size((akx_dtype)p->acc);
+        const int64_t most = p->len * size / (2 * acc_size * AKX__PARTIAL_BYTES_SHARE);
+        p->splits = (int32_t)min64(splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
+                                              AKX__LOADS_PER_THREAD),
+                                   max64(1, most));
+      }
       break;
     }
     default: /* COLUMNS, STRIDED */
@@ -235,7 +251,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
                              AKX__LOADS_PER_THREAD);
   }
   const char *e = getenv("AKX_REDUCE_DIMS_SPLITS");
-  if (e && *e && shape != AKX__DIMS_PER_THREAD && shape != AKX__DIMS_TILED) {
+  if (e && *e) {
     const long s = strtol(e, NULL, 10);
     if (s >= 1 && s <= AKX__MAX_SPLITS) p->splits = (int32_t)s;
   }
