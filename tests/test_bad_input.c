@@ -188,6 +188,7 @@
     /* dst {8, 1}: 8 outputs split over blocks, partials 1 byte short */                         \
   X(rd_dims_overlap, akx_reduce_dims, INV, "dst", "overlap")     /* dst {8, 1} inside src */     \
   X(rd_dims_dst_shape_3, akx_reduce_dims, INV, "dst->shape[0]", "=3") /* dst {3, 1} of {8, 128} */ \
+  X(rd_dst_self_overlap, akx_reduce_dims, INV, "dst->strides[0]", "share") /* {8, 32} strides {16, 1} */ \
   X(rd_dims_ndim_mismatch, akx_reduce_dims, INV, "dst->ndim", "=3", "=2") /* dst {8, 1, 1} */      \
   X(rd_dims_xor_float32, akx_reduce_dims, UNS, "XOR", "float32") /* XOR into dst {8, 1} */       \
   /* ---- akx_reduce_dims_workspace_size ---- */                                                 \
@@ -868,6 +869,14 @@ ROW(rd_dims_overlap) {
   akx_array d = dst81(x);
   d.data = x->src + 400;
   return RD(&d, &x->m2);
+}
+ROW(rd_dst_self_overlap) { /* no dim reduced: a map + convert copy into outputs that alias */
+  akx_array s = x->m2;
+  s.shape[1] = 32;
+  akx_array d = s;
+  d.data = x->dout;
+  d.strides[0] = 16; /* row r starts 16 elements after row r - 1, and is 32 long */
+  return RD(&d, &s);
 }
 ROW(rd_dims_dst_shape_3) {
   akx_array d = dst81(x);
