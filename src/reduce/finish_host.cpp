@@ -17,7 +17,7 @@ void finish_host(const void *bare, const akx__finish *f) {
   memcpy(f->dst, &v, sizeof v);
 }
 template <class Acc>
-akx_status with_acc(akx_op op, const void *bare, const akx__finish *f) {
+akx_status with_acc(int32_t op, const void *bare, const akx__finish *f) {
   switch (op) {
 #define AKX_X_(E, O)                                                                    \
   case E:                                                                               \
@@ -36,7 +36,7 @@ akx_status with_acc(akx_op op, const void *bare, const akx__finish *f) {
 }
 }  // namespace
 
-extern "C" akx_status akx__finish_host(akx_op op, akx_dtype acc, const void *bare,
+extern "C" akx_status akx__finish_host(int32_t op, int32_t acc, const void *bare,
                                        const akx__finish *f) {
   switch (acc) {
 #define AKX_X_(D, T, N, S) case D: return with_acc<T>(op, bare, f);
