@@ -279,7 +279,7 @@ extern "C" void akx_bench_cuda_print_registers(void) {
   };
   const entry kernels[] = {
       {akx::reduce_whole_contiguous_info,
-       reinterpret_cast<const void *>(&akx::reduce_whole_contiguous<float, float, akx::op_add, akx::map_identity>)},
+       reinterpret_cast<const void *>(&akx::reduce_whole_contiguous<float, float, akx::op_add>)},
       {akx::reduce_whole_partials_info,
        reinterpret_cast<const void *>(&akx::reduce_whole_partials<float, akx::op_add>)},
   };
