@@ -175,6 +175,16 @@ AKX_DEVICE void visit_map(int32_t map, F &&f) {
 #undef AKX_X_
   }
 }
+// acc combined with the mapped elements of one vector, in order: one branch on the map per
+// vector, not per element (a 16-byte vector of int8 is 16 elements).
+template <class Acc, class Op, class Src, int V>
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
+  visit_map<Src, Acc, Op>(map, [&](auto m) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, decltype(m)::template apply<Acc>(x.v[j]));
+  });
+  return acc;
+}
 // The mapped value of one source element (the op's identity for a refused map: unreachable).
 template <class Src, class Acc, class Op>
 AKX_DEVICE Acc map_value(int32_t map, Src x) {

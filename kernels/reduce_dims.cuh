@@ -112,20 +112,12 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const vec<Src, V> x1 = gld_vec<Src, V>(addr(k + G));
         const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
         const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0.v[j]));
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1.v[j]));
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2.v[j]));
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3.v[j]));
+        acc = combine_vec<Acc, Op>(acc, x0, p.map);
+        acc = combine_vec<Acc, Op>(acc, x1, p.map);
+        acc = combine_vec<Acc, Op>(acc, x2, p.map);
+        acc = combine_vec<Acc, Op>(acc, x3, p.map);
       }
-      for (; k < k1; k += G) {
-        const vec<Src, V> x = gld_vec<Src, V>(addr(k));
-#pragma unroll
-        for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x.v[j]));
-      }
+      for (; k < k1; k += G) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map);
     }
     // scalars: flat e over Q * (head + tail)
     if (scal > 0) {

@@ -21,15 +21,6 @@ struct contiguous_span {
   int32_t map;   // akx_map (kernels/ops.cuh, visit_map)
 };
 
-// One branch on the map per vector, not per element.
-template <class Acc, class Op, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
-  visit_map<Src, Acc, Op>(map, [&](auto m) {
-#pragma unroll
-    for (int j = 0; j < V; ++j) acc = Op::apply(acc, decltype(m)::template apply<Acc>(x.v[j]));
-  });
-  return acc;
-}
 
 // Thread 0 finishes when the grid is one block, else parks the block's partial.
 template <class Op, class Acc>
