@@ -73,13 +73,8 @@ Test(empty_extents, scan) {
 Test(empty_extents, findall) {
   int32_t *buf = tfx_alloc(ctx, sizeof sentinel);
   tfx_to_device(ctx, buf, sentinel, sizeof sentinel);
-  akx_array indices;
-  memset(&indices, 0, sizeof indices);
-  indices.data = buf;
-  indices.dtype = AKX_INT64;
-  indices.ndim = 1;
-  indices.shape[0] = 4;
-  indices.strides[0] = 1;
+  const int64_t capacity = 4;
+  const akx_array indices = akx_array_c(buf, AKX_INT64, 1, &capacity);
   int64_t count = -1;
   akx_array src = empty_3d(AKX_UINT8, buf + 8, TWO(16), TWO(48));
   assert_refused(akx_findall(ctx, &src, &indices, &count), "src", "findall");
