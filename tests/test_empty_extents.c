@@ -132,3 +132,47 @@ Test(empty_extents, reduce_dims) {
   assert_untouched(buf, "an empty reduce_dims");
   tfx_free(ctx, buf);
 }
+
+/* A stride of INT64_MIN has no magnitude in int64 (its negation overflows), and an empty array's
+ * strides are otherwise never checked against its extents: the fuzzer found reduce_dims
+ * flipping such a reduced dim of an empty source (UBSan). It is refused in every array, empty
+ * or not; INT64_MIN + 1 in an empty array is an empty input. */
+Test(empty_extents, int64_min_stride) {
+  int32_t *buf = tfx_alloc(ctx, 256);
+  for (int ok = 0; ok < 2; ++ok) {
+    const int64_t s = ok ? INT64_MIN + 1 : INT64_MIN;
+    akx_array src = empty_3d(AKX_FLOAT32, buf, 4, 4), dst = empty_3d(AKX_FLOAT32, buf + 8, 4, 4);
+    src.strides[1] = s;
+    akx_array red = dst;
+    red.shape[1] = 1;
+    const float init = 1.5f;
+    akx_reduce_opts o = akx_reduce_opts_default();
+    o.init = &init;
+    float r = -1;
+    int64_t count = -1;
+    const int64_t capacity = 4;
+    const akx_array indices = akx_array_c(buf + 32, AKX_INT64, 1, &capacity);
+    const akx_status st[4] = {
+        akx_reduce_dims(ctx, &red, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL),
+        akx_scan(ctx, &dst, &src, AKX_OP_ADD, 1, NULL),
+        akx_mapreduce(ctx, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, &o, &r, AKX_HOST),
+        akx_findall(ctx, &src, &indices, &count)};
+    const char *what[4] = {"reduce_dims", "scan", "mapreduce", "findall"};
+    for (int i = 0; i < 4; ++i) {
+      if (ok) {
+        cr_assert_eq(st[i], AKX_SUCCESS, "%s: %s", what[i], akx_last_error());
+      } else {
+        cr_assert_eq(st[i], AKX_ERROR_INVALID_ARGUMENT, "%s: status %d", what[i], (int)st[i]);
+      }
+    }
+    if (!ok) {
+      cr_assert(strstr(akx_last_error(), "src->strides[1]") != NULL, "%s", akx_last_error());
+      cr_assert_eq(r, -1.0f, "a refused mapreduce wrote its result");
+    } else {
+      cr_assert_eq(r, 1.5f);
+      cr_assert_eq(count, 0);
+    }
+  }
+  cr_assert_eq(akx_synchronize(ctx), AKX_SUCCESS);
+  tfx_free(ctx, buf);
+}

@@ -41,6 +41,12 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
                        "%s has more elements than int64 can count (shape[%d] = %" PRId64 "%s)", name,
                        (int)d, n, empty ? "; an empty array's other extents count too, as numpy's" : "");
     count *= n;
+    /* Strides are checked against the extents only when the array has elements; INT64_MIN is
+     * refused in every array: it has no magnitude in int64, and canonical forms negate and
+     * compare |stride| (the fuzzer: an empty source's reduced dim flipped). */
+    if (s == INT64_MIN)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "%s->strides[%d] is INT64_MIN (-2^63), which no array can step by", name, (int)d);
     if (!(flags & AKX__ARRAY_SOURCE) && s == 0 && n > 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
