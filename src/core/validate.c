@@ -46,7 +46,8 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
      * compare |stride| (the fuzzer: an empty source's reduced dim flipped). */
     if (s == INT64_MIN)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "%s->strides[%d] is INT64_MIN (-2^63), which no array can step by", name, (int)d);
+                       "%s->strides[%d] = %" PRId64 " is INT64_MIN (-2^63), which no array can step by",
+                       name, (int)d, s);
     if (!(flags & AKX__ARRAY_SOURCE) && s == 0 && n > 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
