@@ -1,6 +1,7 @@
 /* Canonical layout of a reduction source (PyTorch's way: fold any N-d view to as few dims
- * as possible before choosing a kernel), and the fold every family's canonical form uses. Every op here is commutative, so the order in
- * which elements are visited is free: negative strides are flipped and dims sorted. */
+ * as possible before choosing a kernel), and the fold every family's canonical form uses.
+ * Every op here is commutative, so the order in which elements are visited is free: negative
+ * strides are flipped and dims sorted. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"

@@ -39,7 +39,6 @@ static void keep_dim(akx__scan_plan *p, int32_t *nk, int64_t size, int64_t s_src
 static int32_t fold_kept(akx__scan_plan *p, int32_t nk) {
   int64_t *const strides[2] = {p->src_outer.strides, p->dst_outer.strides};
   nk = akx__fold_dims(nk, p->src_outer.shape, strides, 2);
-  p->src_outer.ndim = p->dst_outer.ndim = nk;
   memcpy(p->dst_outer.shape, p->src_outer.shape, sizeof p->src_outer.shape);
   return nk;
 }
