@@ -83,8 +83,9 @@ typedef struct {
   void *data;                     /* address of element (0, ..., 0) */
   akx_dtype dtype;
   int32_t ndim;                   /* 0..AKX_MAX_DIMS; 0 is a scalar (one element) */
-  int64_t shape[AKX_MAX_DIMS];    /* >= 0 */
-  int64_t strides[AKX_MAX_DIMS];  /* in elements, any sign; 0 only in sources */
+  int64_t shape[AKX_MAX_DIMS];    /* >= 0; the nonzero ones multiply within int64 (as numpy) */
+  int64_t strides[AKX_MAX_DIMS];  /* in elements, any sign but INT64_MIN; 0 only in sources;
+                                     an output's elements must not share memory */
 } akx_array;
 
 /* Options of a reduction.
