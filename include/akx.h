@@ -204,6 +204,13 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
                                         akx_map map, akx_op op, const akx_reduce_opts *opts,
                                         size_t *bytes);
 
+/* The dtype akx_mapreduce writes for these arguments (its size is what `result` must hold):
+ * the accumulator, AUTO resolved as akx_reduce_opts says (an int32 ADD writes an int64, a
+ * float16 one a float32). Validates src's descriptor (not its data), map, op and opts as
+ * akx_mapreduce does, with the same status and sentence; *dtype is written on success only. */
+akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op op,
+                                      const akx_reduce_opts *opts, akx_dtype *dtype);
+
 /* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced);
  * any subset of dims may be reduced (none: a map and convert copy; all: one output). Any
  * strides in either array (negative too; zero only in src). Each output is init (if any)

@@ -60,6 +60,9 @@ struct akx__backend {
 };
 
 extern const akx__backend akx__backend_sim;
+/* A sim context's akx_malloc block holding byte p: 1 and its start and size, else 0. For the
+ * sentence of a range that starts inside a block and runs past its end. */
+int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
 
 /* Kernel launchers, compiled from the same kernel source once per backend

@@ -29,6 +29,10 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
   }
   akx_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "no host memory for a context");
+  /* AUTO's CUDA probe may fail with a sentence before the sim opens: a success never writes
+   * akx_last_error(). */
+  akx__error_saved before;
+  akx__error_save(&before);
   akx_status s;
   if (backend == AKX_BACKEND_AUTO) {
     /* CUDA when a usable device exists, else the sim. */
@@ -48,6 +52,7 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&ctx->lock, &attr);
   pthread_mutexattr_destroy(&attr);
+  akx__error_restore(&before);
   *out = ctx;
   return AKX_SUCCESS;
 }

@@ -78,6 +78,9 @@ int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int3
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
 void akx__workspace_release(akx_context *ctx);
 
+/* "s" unless n is 1: "1 element", "2 elements". */
+static inline const char *akx__plural(int64_t n) { return n == 1 ? "" : "s"; }
+
 #define AKX__ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
 #ifdef __cplusplus

@@ -69,9 +69,10 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   *count = total;
   if (total > p.capacity)
     return akx__fail(AKX_ERROR_OUTPUT_TOO_SMALL,
-                     "src has %" PRId64 " nonzero elements but indices holds %" PRId64
-                     "; the first %" PRId64 " positions were written (*count is the total)",
-                     total, p.capacity, p.capacity);
+                     "src has %" PRId64 " nonzero element%s but indices holds %" PRId64
+                     "; the first %" PRId64 " position%s written (*count is the total)",
+                     total, akx__plural(total), p.capacity, p.capacity,
+                     p.capacity == 1 ? " was" : "s were");
   return AKX_SUCCESS;
 }
 

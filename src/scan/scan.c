@@ -73,11 +73,17 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     return akx__fail(AKX_ERROR_UNSUPPORTED,
                      "opts->acc %s: scans of %s compile the AUTO accumulator or %s itself only",
                      akx_dtype_name(acc), akx_dtype_name(src->dtype), akx_dtype_name(src->dtype));
-  if (dst->dtype != acc && dst->dtype != src->dtype)
+  if (dst->dtype != acc && dst->dtype != src->dtype) {
+    if (acc == src->dtype)
+      return akx__fail(AKX_ERROR_UNSUPPORTED,
+                       "dst->dtype is %s; a scan of %s accumulated in %s stores %s",
+                       akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
+                       akx_dtype_name(acc));
     return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "dst->dtype is %s; a scan of %s with a %s accumulator stores %s or %s",
+                     "dst->dtype is %s; a scan of %s accumulated in %s stores %s or %s",
                      akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
                      akx_dtype_name(src->dtype), akx_dtype_name(acc));
+  }
   const int exclusive = opts && opts->exclusive;
   if (exclusive && !(opts && opts->init) && (op == AKX_OP_MIN || op == AKX_OP_MAX))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,

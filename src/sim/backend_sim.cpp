@@ -181,6 +181,16 @@ akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), v
 }  // namespace
 }  // namespace akx::sim
 
+extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base,
+                                      size_t *bytes) {
+  const akx::sim::runtime &rt = akx::sim::runtime_of(ctx);
+  auto it = akx::sim::find_allocation(rt, uintptr_t(p), 1);
+  if (it == rt.allocations.end()) return 0;
+  *base = reinterpret_cast<const void *>(it->first);
+  *bytes = it->second;
+  return 1;
+}
+
 extern "C" const akx__backend akx__backend_sim = {
     AKX_BACKEND_SIM,
     akx::sim::sim_open,
