@@ -8,7 +8,7 @@ left out), and collects the path-like tokens in them:
     include/, tests/, bench/, docs/, cmake/, .ci/), e.g. src/core/validate.c,
     kernels/scan_tile.cuh, tests/support/, kernels/*.cuh (a glob: at least one match);
   - a bare file name with a source, script or Markdown extension (validate.c, runtime.hpp,
-    RESULTS.md): some file of that name somewhere in the tree.
+    RESULTS.md, *_instances.inl): some file of that name somewhere in the tree.
 A token preceded by a letter, a digit, '.', '/' or '-' is part of something longer (a URL,
 a path in another project such as PyTorch's aten/src/..., ./build/bench/akx-bench) and is
 not taken. Each token must name a file or directory of the checkout; the test fails with
@@ -17,6 +17,7 @@ the list of those that do not (file, line, token).
 Usage: python3 tests/test_paths.py [REPO_ROOT]   (default: the parent of tests/)
 Exit 0: every path exists; 1: some do not (listed); 2: usage.
 """
+import fnmatch
 import glob
 import os
 import re
@@ -42,7 +43,7 @@ ALLOWED = {
 
 PATH_RE = re.compile(
     r"(?<![\w./@-])((?:%s)/[\w.*+-]*(?:/[\w.*+-]+)*/?)" % "|".join(re.escape(d) for d in TOP_DIRS))
-NAME_RE = re.compile(r"(?<![\w./@<\"-])([A-Za-z_][\w-]*\."
+NAME_RE = re.compile(r"(?<![\w./@<\"*-])([A-Za-z_*][\w*-]*\."
                      r"(?:md|c|h|cpp|hpp|cu|cuh|inl|inc|in|py|sh|txt|json|map))\b")
 
 C_LIKE = (".c", ".h", ".cpp", ".hpp", ".cu", ".cuh", ".inl", ".inc", ".in", ".map")
@@ -131,6 +132,8 @@ def exists(root, token, names):
     if token in ALLOWED:
         return True
     if "/" not in token:
+        if "*" in token:
+            return any(fnmatch.fnmatchcase(name, token) for name in names)
         return token in names
     token = token.rstrip(".")
     if any(c in token for c in "*?["):
