@@ -1,8 +1,8 @@
-// The finishing step every reduction pass stores through (seed
-// reduce-whole-array-on-device): a bare store of the accumulator (a partial, or a host
-// result the host finishes), or: apply init, fold into dst's previous value, convert the
-// accumulator to dst's dtype. init is applied exactly once, by the last pass; partials keep
-// the accumulator type until this final store, and dst never holds intermediate values.
+// The finishing step every reduction pass stores through (docs/reduce_whole.md): a bare
+// store of the accumulator (a partial, or a host result the host finishes), or: apply init,
+// fold into dst's previous value, convert the accumulator to dst's dtype. init is applied
+// exactly once, by the last pass; partials keep the accumulator type until this final store,
+// and dst never holds intermediate values.
 #pragma once
 #include "kernels/ops.cuh"
 #include "src/core/plan.h"

@@ -4,8 +4,9 @@
 //  - seg_scan<Op, Acc>: the same op over (value, head) pairs, where a head starts a new
 //    sequence: many short slices scanned as one (Blelloch's segmented scan; associative, so
 //    tiles and look-back combine pairs exactly as they combine plain values);
-//  - functor_scan<F> (include/akx.cuh): a user functor, with an Optional value when F has no
-//    neutral element (AK's way for operators without one).
+//  - a user functor F (include/akx.cuh, functor_traits): plain_scan or seg_scan over
+//    functor_op<F>, or over optional_op<F, T> with Optional values when F has no neutral
+//    element (AK's way for operators without one).
 #pragma once
 #include "kernels/ops.cuh"
 

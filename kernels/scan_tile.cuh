@@ -1,4 +1,4 @@
-// Tile scans with deterministic look-back (seed scan-padded-tiles, for CUDA): one tile per
+// Tile scans with deterministic look-back (docs/scan_tiles.md): one tile per
 // block, taken from a ticket. The tile body is shared by the whole-array scan (one
 // sequence), the slice scan (many sequences of n elements back to back in index space,
 // scanned as one segmented sequence: short slices share a tile, long ones span tiles) and

@@ -1,4 +1,4 @@
-/* The bad-input matrix (issue "Reliability"): every public function of akx.h and akx_sim.h
+/* The bad-input matrix: every public function of akx.h and akx_sim.h
  * against malformed arguments, one table row per case.
  *
  * Each row is one call with one thing wrong. The harness (run_row, below the table) checks,

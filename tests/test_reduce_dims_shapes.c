@@ -1,11 +1,11 @@
-/* akx_reduce_dims along any subset of dims (Julia's mapreducedim!, seed reduce-dims-shapes):
+/* akx_reduce_dims along any subset of dims (Julia's mapreducedim!, docs/reduce_dims_shapes.md):
  * against the host reference, every combination of reduced dims of 1- to 4-d arrays with
  * sizes 0..5 per dim and random sizes up to 100 (as AK's reduce tests); row- and
  * column-major, offset views, negative strides, broadcast sources; each shape of the
  * selector forced (AKX_REDUCE_DIMS_SHAPE) and reached naturally (asserted through
  * akx__reduce_dims_plan_shape); splits; init, fold, overwrite, narrow dst with a wide
- * accumulator; every dtype with ADD and MAX, each map; the selector's choices for the seed's
- * shapes on the rtx5080 and h200 profiles. */
+ * accumulator; every dtype with ADD and MAX, each map; the selector's choices for akx-bench's
+ * dims shapes on the rtx5080 and h200 profiles. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -517,7 +517,7 @@ Test(reduce_dims_shapes, workspace_query_and_caller_buffer) {
   tfx_close(ctx);
 }
 
-/* ---- the selector on the seed's devices, for the bench cases (Julia's dims, column-major) ------------- */
+/* ---- the selector on both sim profiles, for the bench cases (Julia's dims, column-major) ------------- */
 
 typedef struct {
   int32_t ndim;

@@ -1,8 +1,8 @@
 /* The sim's counters of the scan tiles (deterministic, so asserted): shared wavefronts per
  * request within 1.05x of the ideal for 1-, 2-, 4-, 8- and 16-byte partials with odd and
  * even runs; ideal sectors per request on the striped loads and stores; bytes moved by a
- * whole-array scan = read n + write n + the look-back's status. The seed's layouts (runs
- * back to back, and its odd stride) are printed beside, for the record. */
+ * whole-array scan = read n + write n + the look-back's status. AK's layouts (runs back to
+ * back, and its odd stride: docs/scan_tiles.md) are printed beside, for the record. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@ extern "C" {
 const char *akx__op_name(akx_op op);
 const char *akx__map_name(akx_map m);
 
-/* ---- validation (src/validate.c) ---- */
+/* ---- validation (src/core/validate.c) ---- */
 akx_status akx__check_context(const akx_context *ctx);
 /* What validation learns of an array on the way. */
 typedef struct {
@@ -49,7 +49,7 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 
-/* ---- dtype rules (src/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
+/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested,
                             akx_dtype *acc);
@@ -72,7 +72,7 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
  * product of an array's nonzero extents. */
 int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int32_t narrays);
 
-/* ---- workspace (src/workspace.c) ---- */
+/* ---- workspace (src/core/workspace.c) ---- */
 /* A device buffer of at least `bytes` for this call: the caller's (too small:
  * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed. */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);

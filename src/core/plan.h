@@ -11,10 +11,9 @@ extern "C" {
 #define AKX_ALIGNAS(n) _Alignas(n)
 #endif
 
-/* The finishing step every reduction pass stores through (seed
- * reduce-whole-array-on-device): bare = store the accumulator as is (a partial, or a host
- * result finished on the host); otherwise apply init, fold into dst's previous value, and
- * convert the accumulator to dst_dtype. */
+/* The finishing step every reduction pass stores through (docs/reduce_whole.md): bare =
+ * store the accumulator as is (a partial, or a host result finished on the host); otherwise
+ * apply init, fold into dst's previous value, and convert the accumulator to dst_dtype. */
 typedef struct {
   void *dst;
   int32_t dst_dtype; /* akx_dtype */
@@ -125,8 +124,8 @@ typedef enum {
 typedef enum {
   AKX__SCAN_LAYOUT_CONFLICT_FREE = 0, /* default: rotated runs (>= 4-byte partials), padded
                                          to an odd word count (smaller ones) */
-  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (the seed's "before") */
-  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* the seed's "after": even runs padded by one element */
+  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (AK's unpadded tiles) */
+  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* AK's padded tiles: even runs padded by one element */
 } akx__scan_layout;
 
 /* findall (kernels/findall.cuh): nonzero flags -> tile scan -> scatter of positions. */

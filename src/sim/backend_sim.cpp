@@ -1,4 +1,4 @@
-// The sim backend's table (src/backend.h): a context is a runtime (runtime.hpp) running as
+// The sim backend's table (src/core/backend.h): a context is a runtime (runtime.hpp) running as
 // one device profile; device memory is host memory registered with the context; launches
 // run on the calling thread, so the context has no stream and synchronizing does nothing.
 //
