@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "akx.h"
+#include "internal.h" /* akx__context_reread_settings */
 #include "akx_sim.h"
 #include "bench_no_neutral.h"
 #ifdef AKX_HAVE_CUDA
@@ -685,6 +686,11 @@ static int run_case(akx_context *ctx, const bench_case *c) {
       for (int pass = c->scan_layouts ? 0 : 2; pass < 3; ++pass) {
         if (pass < 2) setenv("AKX_SCAN_LAYOUT", layouts[pass], 1);
         else unsetenv("AKX_SCAN_LAYOUT");
+        /* the context reads its settings once; these passes change one on purpose */
+        if (akx__context_reread_settings(ctx) != AKX_SUCCESS) {
+          fprintf(stderr, "akx-bench: %s\n", akx_last_error());
+          return failed + 1;
+        }
         sim_counts counts;
         a->err[0] = 0;
         akx_status s = sim_call(ctx, fn, a, &counts, &r->wall_s);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "internal.h" /* akx__context_reread_settings */
 #include "reduce/reduce_dims.h"
 #include "reference.h"
 
@@ -320,6 +321,7 @@ Test(reduce_dims_shapes, each_shape_forced, .timeout = 300) {
       setenv("AKX_REDUCE_DIMS_SHAPE", k_forced[f], 1);
       if (split) setenv("AKX_REDUCE_DIMS_SPLITS", "3", 1);
       else unsetenv("AKX_REDUCE_DIMS_SPLITS");
+      cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
       for (int i = 0; i < nk; i++) {
         akx__reduce_dims_plan p = plan_of(ctx, &ks[i], AKX_FLOAT32);
         const int rows = f < 2;
@@ -460,6 +462,7 @@ Test(reduce_dims_shapes, float16_partials_never_in_dst_type) {
       setenv("AKX_REDUCE_DIMS_SHAPE", shapes[f], 1);
       if (split) setenv("AKX_REDUCE_DIMS_SPLITS", "4", 1);
       else unsetenv("AKX_REDUCE_DIMS_SPLITS");
+      cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
       cr_assert_eq(akx_reduce_dims(ctx, &dst, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL), AKX_SUCCESS,
                    "%s", akx_last_error());
       uint16_t got[24];

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "akx_sim.h"
 #include "fixture.h"
+#include "internal.h" /* akx__context_reread_settings */
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -39,6 +40,7 @@ static tile_figures scan_tile_figures(akx_dtype t, akx_op op, int32_t ipt, const
                                       int64_t n) {
   if (layout) setenv("AKX_SCAN_LAYOUT", layout, 1);
   else unsetenv("AKX_SCAN_LAYOUT");
+  cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
   const size_t sz = akx_dtype_size(t);
   unsigned char *host = tfx_xmalloc((size_t)n * sz);
   ref_fill_plain(host, t, n, 9);

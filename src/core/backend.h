@@ -13,6 +13,16 @@ extern "C" {
 
 typedef struct akx__backend akx__backend;
 
+/* Test and bench settings (src/core/settings.c), read from the environment once per context. */
+typedef struct {
+  int32_t scan_layout;  /* AKX_SCAN_LAYOUT: an akx__scan_layout */
+  int32_t scan_shape;   /* AKX_SCAN_SHAPE: an akx__scan_shape, -1 for the planner's choice */
+  int32_t dims_shape;   /* AKX_REDUCE_DIMS_SHAPE: an akx__dims_shape, -1 for the selector's */
+  int32_t dims_splits;  /* AKX_REDUCE_DIMS_SPLITS: 1..65535, 0 for the planner's */
+} akx__settings;
+/* AKX_ERROR_INVALID_ARGUMENT naming the variable for a value it does not take. */
+akx_status akx__read_settings(akx__settings *s);
+
 struct akx_context {
   const akx__backend *be;
   akx_context_info_t info;
@@ -20,6 +30,7 @@ struct akx_context {
   int device;
   void *stream;                       /* cudaStream_t; NULL on the sim */
   void *impl;                         /* the backend's private state */
+  akx__settings settings;
   struct {
     void *ptr;
     size_t bytes;

@@ -33,7 +33,12 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
    * akx_last_error(). */
   akx__error_saved before;
   akx__error_save(&before);
-  akx_status s;
+  akx__settings settings;
+  akx_status s = akx__read_settings(&settings);
+  if (s != AKX_SUCCESS) {
+    free(ctx);
+    return s;
+  }
   if (backend == AKX_BACKEND_AUTO) {
     /* CUDA when a usable device exists, else the sim. */
     s = open_backend(ctx, &akx__backend_cuda, device);
@@ -47,6 +52,7 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     free(ctx);
     return s;
   }
+  ctx->settings = settings;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -200,4 +206,14 @@ static akx_status context_run_locked(akx_context *ctx, size_t workspace_bytes,
 akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
                            akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg) {
   return AKX_LOCKED(ctx, context_run_locked(ctx, workspace_bytes, fn, arg));
+}
+
+akx_status akx__context_reread_settings(akx_context *ctx) {
+  AKX_TRY(akx__check_context(ctx));
+  akx__settings s;
+  AKX_TRY(akx__read_settings(&s));
+  akx__lock(ctx);
+  ctx->settings = s;
+  akx__unlock(ctx);
+  return AKX_SUCCESS;
 }

@@ -12,6 +12,8 @@ extern "C" {
 
 const char *akx__op_name(akx_op op);
 const char *akx__map_name(akx_map m);
+/* "rows", "columns", ... (src/reduce/reduce_dims.c) */
+const char *akx__reduce_dims_shape_name(int shape);
 
 /* ---- validation (src/core/validate.c) ---- */
 akx_status akx__check_context(const akx_context *ctx);
@@ -71,6 +73,11 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
  * canonical form goes through it. Sizes multiply without overflow: validation bounds the
  * product of an array's nonzero extents. */
 int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int32_t narrays);
+
+/* Reads the environment's settings (src/core/settings.c) into ctx again; nothing changes on
+ * failure. For in-tree programs that change a setting between calls on one context (akx-bench's
+ * layout passes, tests that force shapes); a user's context keeps those it was created with. */
+akx_status akx__context_reread_settings(akx_context *ctx);
 
 /* ---- workspace (src/core/workspace.c) ---- */
 /* A device buffer of at least `bytes` for this call: the caller's (too small:

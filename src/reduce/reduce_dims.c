@@ -14,7 +14,7 @@
  *     stride 1): per-thread, tiled or columns, by AK's rules;
  *   - anything else: the general strided kernel (slower, never wrong);
  *   - one output: the whole-array path (docs/reduce_whole.md).
- * Test hooks: AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
+ * Test settings (read once per context, src/core/settings.c): AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
  * shape where it can take the input (rows and warp_rows need a contiguous reduction; the
  * others take any layout); AKX_REDUCE_DIMS_SPLITS=N forces N splits of each output's
  * reduction (any shape but the whole-array one). */
@@ -150,16 +150,6 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
 
 /* ---- the selector -------------------------------------------------------------------------------- */
 
-static int forced_shape(void) {
-  const char *e = getenv("AKX_REDUCE_DIMS_SHAPE");
-  if (!e || !*e) return -1;
-  static const int shapes[] = {AKX__DIMS_ROWS, AKX__DIMS_WARP_ROWS, AKX__DIMS_PER_THREAD,
-                               AKX__DIMS_TILED, AKX__DIMS_COLUMNS, AKX__DIMS_STRIDED};
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-    if (strcmp(e, akx__reduce_dims_shape_name(shapes[i])) == 0) return shapes[i];
-  return -1;
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -206,7 +196,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   } else {
     shape = AKX__DIMS_STRIDED;
   }
-  const int forced = forced_shape();
+  const int forced = ctx->settings.dims_shape;
   if (forced >= 0 && shape != AKX__DIMS_WHOLE &&
       (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
     shape = forced;
@@ -251,11 +241,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
       p->splits = splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
                              AKX__LOADS_PER_THREAD);
   }
-  const char *e = getenv("AKX_REDUCE_DIMS_SPLITS");
-  if (e && *e) {
-    const long s = strtol(e, NULL, 10);
-    if (s >= 1 && s <= AKX__MAX_SPLITS) p->splits = (int32_t)s;
-  }
+  if (ctx->settings.dims_splits > 0) p->splits = ctx->settings.dims_splits;
   (void)per_output;
 }
 

@@ -49,7 +49,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   memory_order(src, &p.src_map);
   p.indices = (int64_t *)indices->data;
   p.capacity = indices->shape[0];
-  p.layout = akx__scan_layout_override();
+  p.layout = ctx->settings.scan_layout;
   const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;

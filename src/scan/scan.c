@@ -109,7 +109,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     memcpy(p->init, opts->init, akx_dtype_size(acc));
     if (acc == AKX_BOOL) p->init[0] = p->init[0] != 0; /* any nonzero byte is true */
   }
-  p->layout = akx__scan_layout_override();
+  p->layout = ctx->settings.scan_layout;
 
   /* The scanned dim (n, steps) and the kept dims. */
   int32_t nk = 0;
@@ -160,7 +160,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   if (p->slices <= 1) p->shape = AKX__SCAN_WHOLE;
   else if (llabs(p->src_step) != 1 && inner_kept_unit) p->shape = AKX__SCAN_COLUMNS;
   else p->shape = AKX__SCAN_SLICES;
-  const int32_t forced = akx__scan_shape_override();
+  const int32_t forced = ctx->settings.scan_shape;
   if (p->slices > 1 && (forced == AKX__SCAN_SLICES || forced == AKX__SCAN_COLUMNS)) p->shape = forced;
 
   const size_t acc_size = akx_dtype_size(acc);
