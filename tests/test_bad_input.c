@@ -222,6 +222,8 @@
   X(findall_indices_int32, akx_findall, INV, "indices->dtype", "int32") /* not int64 */         \
   X(findall_indices_2d, akx_findall, INV, "indices->ndim", "=2") /* {8, 8} indices */            \
   X(findall_indices_strided, akx_findall, INV, "indices->strides[0]", "=2") /* every other */   \
+  X(findall_indices_in_src, akx_findall, INV, "indices", "overlaps", "src")                     \
+    /* 64 indices over bytes 1024..1535 of the 1024 float32 it scans */                          \
   X(run_null_ctx, akx_context_run, INV, "ctx", "NULL")           /* ctx NULL */                  \
   X(run_null_fn, akx_context_run, INV, "fn", "NULL")             /* fn NULL */                   \
   /* ---- the sim's counters ---- */                                                             \
@@ -1039,6 +1041,10 @@ ROW(findall_indices_2d) {
 ROW(findall_indices_strided) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 32);
   idx.strides[0] = 2;
+  return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
+}
+ROW(findall_indices_in_src) { /* every element of src is nonzero: all 64 would be written */
+  akx_array idx = akx_vector(x->src + 1024, AKX_INT64, 64);
   return akx_findall(x->ctx, &x->v32, &idx, &x->out.count);
 }
 
