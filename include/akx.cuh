@@ -154,24 +154,21 @@ akx_status functor_tiles(akx_context *ctx, const T *src, T *dst, int64_t n, bool
     return AKX_SUCCESS;
   }
   const size_t ws = 64 + (size_t)((64 + c.tiles * 4 + 15) / 16 * 16) + (size_t)c.tiles * sizeof(Node);
-  void *ws_ptr = nullptr;
   struct capture {
     functor_call<F, T, Reduce, Segmented> *c;
-    void **ws;
+    akx_context *ctx;
+    Acc *result_host;
   };
-  capture cap{&c, &ws_ptr};
-  AKX_TRY(akx_context_run(ctx, ws,
-                          [](void *stream, void *w, void *arg) {
-                            auto *k = static_cast<capture *>(arg);
-                            *k->ws = w;
-                            return functor_call<F, T, Reduce, Segmented>::run(stream, w, k->c);
-                          },
-                          &cap));
-  if (Reduce && result_host) {
-    // The result slot is the first bytes of the workspace the call used.
-    AKX_TRY(akx_memcpy(ctx, result_host, ws_ptr, sizeof(Acc), AKX_COPY_DEVICE_TO_HOST));
-  }
-  return AKX_SUCCESS;
+  capture cap{&c, ctx, Reduce ? result_host : nullptr};
+  return akx_context_run(ctx, ws, [](void *stream, void *w, void *arg) {
+    auto *k = static_cast<capture *>(arg);
+    AKX_TRY((functor_call<F, T, Reduce, Segmented>::run(stream, w, k->c)));
+    // The result slot is the first bytes of this call's workspace: copied while the context's
+    // lock is still held, before another thread's call can reuse, poison or free it.
+    if (k->result_host)
+      return akx_memcpy(k->ctx, k->result_host, w, sizeof(Acc), AKX_COPY_DEVICE_TO_HOST);
+    return AKX_SUCCESS;
+  }, &cap);
 }
 }  // namespace detail
 
