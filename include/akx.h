@@ -243,7 +243,8 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
  * opts->block_size / items_per_thread override the tuning table (a tile of block_size x
- * items_per_thread partials must fit 48 KiB of shared memory). */
+ * items_per_thread partials, with the tile's static scratch, must fit the shared memory a
+ * block may use on the device: akx_context_info's shared_per_block). */
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
                     akx_op op, int32_t dim, const akx_scan_opts *opts);
 

@@ -24,6 +24,7 @@ struct plain_scan {
   AKX_HD static bool head(const T &) { return false; }
   AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
   AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 template <class Acc>
@@ -47,6 +48,7 @@ struct seg_scan {
   AKX_HD static bool head(const T &t) { return t.head != 0; }
   AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
   AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 }  // namespace akx

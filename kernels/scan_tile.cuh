@@ -22,8 +22,10 @@ namespace akx {
 // compiler cannot hoist the loads of an unknown trip count by itself).
 constexpr int scan_load_batch = 8;
 
-constexpr kernel_info scan_tile_info{"scan_tile", 1024, 40, scan_load_batch, false};
-constexpr kernel_info scan_slices_info{"scan_slices", 1024, 48, scan_load_batch, false};
+// The tiles opt in to shared memory above 48 KiB: the runs of a large tile and the static
+// scratch together may pass it (src/scan/tile_shared.cpp checks the sum against the device).
+constexpr kernel_info scan_tile_info{"scan_tile", 1024, 40, scan_load_batch, true};
+constexpr kernel_info scan_slices_info{"scan_slices", 1024, 48, scan_load_batch, true};
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
@@ -59,7 +61,7 @@ struct scan_result {
   AKX_DEVICE Acc operator()(const typename S::T &before, const typename S::T &after,
                             bool head) const {
     if (!exclusive) return with_init(S::value(after));
-    if (head) return has_init ? init : S::acc_identity();
+    if (head) return has_init ? init : S::acc_empty();  // the empty prefix
     return with_init(S::value(before));
   }
 };

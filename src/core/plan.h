@@ -20,6 +20,7 @@ typedef struct {
   int32_t bare;
   int32_t fold;
   int32_t has_init;
+  int32_t empty;     /* no element is reduced into an output (kernels/ops.cuh's empty_value) */
   AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
 } akx__finish;
 
@@ -107,6 +108,7 @@ typedef struct {
   int32_t block_size, items_per_thread;
   int32_t layout;       /* akx__scan_layout */
   int64_t tiles;
+  int64_t smem_bytes;   /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   /* columns kernels: n split into `chunks` of chunk_len (1 chunk: one pass) */
   int64_t chunks, chunk_len;
   int32_t shape;        /* akx__scan_shape */
@@ -138,6 +140,7 @@ typedef struct {
   int64_t capacity;
   int32_t block_size, items_per_thread, layout;
   int64_t tiles;
+  int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   void *status;           /* workspace (kernels/lookback.cuh); the count at its head */
 } akx__findall_plan;
 

@@ -234,13 +234,23 @@ extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *k
                      "kernel '%s': a block of %u threads is more than its launch bounds "
                      "(__launch_bounds__(%d)) allow",
                      kernel_name, threads, max_threads);
-  if (smem_bytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
+  // The driver counts the kernel's static shared memory and the launch's dynamic part against
+  // one limit: 48 KiB without the opt-in attribute.
+  cudaFuncAttributes attr;
+  cudaError_t fe = cudaFuncGetAttributes(&attr, kernel);
+  if (fe != cudaSuccess) {
+    (void)cudaGetLastError();
+    return akx__fail(AKX_ERROR_DEVICE, "kernel '%s': cudaFuncGetAttributes failed: %s (%s)",
+                     kernel_name, cudaGetErrorString(fe), cudaGetErrorName(fe));
+  }
+  if (smem_bytes + attr.sharedSizeBytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
   if (!smem_optin)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic shared memory without the opt-in: above "
-                     "%d bytes a kernel must be declared with smem_optin (the CUDA backend then "
-                     "sets cudaFuncAttributeMaxDynamicSharedMemorySize)",
-                     kernel_name, smem_bytes, akx__static_shared_limit);
+                     "kernel '%s': %zu bytes of dynamic and %zu of static shared memory without "
+                     "the opt-in: above %d bytes together a kernel must be declared with "
+                     "smem_optin (the CUDA backend then sets "
+                     "cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                     kernel_name, smem_bytes, (size_t)attr.sharedSizeBytes, akx__static_shared_limit);
   // Set before every such launch (a cheap host-side call): the attribute is per kernel and
   // per device, and the launch may be on another device than the last one.
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

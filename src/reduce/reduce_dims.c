@@ -262,6 +262,7 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
   p->acc = acc;
   p->finish.dst_dtype = dst->dtype;
   p->finish.fold = opts ? opts->fold : 0;
+  p->finish.empty = p->len == 0;
   if (opts && opts->init) {
     p->finish.has_init = 1;
     memcpy(p->finish.init, opts->init, akx_dtype_size(acc));

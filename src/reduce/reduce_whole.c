@@ -72,6 +72,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   const int64_t tiles = ext->count / tile + (ext->count % tile != 0); /* no overflow near INT64_MAX */
   p.blocks = (int32_t)(tiles < 1 ? 1 : tiles > t.target_blocks ? t.target_blocks : tiles);
   p.finish = *finish;
+  p.finish.empty = ext->count == 0;
 
   void *ws;
   AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, opts), &ws));
@@ -86,7 +87,8 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   if (!host_result) return AKX_SUCCESS;
   _Alignas(16) unsigned char bare[16];
   AKX_TRY(ctx->be->memcpy(ctx, bare, slot, acc_size, AKX_COPY_DEVICE_TO_HOST));
-  akx__finish host = *finish;
+  akx__finish host = p.finish;
+  host.bare = 0;
   host.dst = host_result;
   return akx__finish_host(op, acc, bare, &host);
 }

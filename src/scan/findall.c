@@ -53,6 +53,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;
+  AKX_TRY(akx__scan_tile_shared(ctx, p.layout, t.block_size, t.items_per_thread, 8, 8, &p.smem_bytes));
   const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
   p.tiles = p.n / tile + (p.n % tile != 0);
   if (p.tiles > INT32_MAX)

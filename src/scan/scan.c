@@ -173,7 +173,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     p->block_size = t.block_size;
     /* Chunks so that columns x chunks threads fill the device (target_blocks blocks per SM),
      * each chunk at least 64 long (the carry pass costs a read and write per chunk). */
-    const int64_t sms = ctx->profile ? ctx->profile->sm_count : 132;
+    const int64_t sms = ctx->info.sm_count; /* the device's (a sim profile's on the sim) */
     const int64_t want = sms * t.target_blocks * t.block_size;
     int64_t chunks = p->slices >= want ? 1 : (want + p->slices - 1) / p->slices;
     const int64_t max_chunks = p->n / 64 > 0 ? p->n / 64 : 1;
@@ -194,6 +194,8 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                                                 opts ? opts->items_per_thread : 0);
     p->block_size = t.block_size;
     p->items_per_thread = t.items_per_thread;
+    AKX_TRY(akx__scan_tile_shared(ctx, p->layout, t.block_size, t.items_per_thread, acc_size,
+                                  seg ? node : acc_size, &p->smem_bytes));
     const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
     p->tiles = total / tile + (total % tile != 0);
     if (p->tiles > INT32_MAX)

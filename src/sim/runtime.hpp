@@ -165,6 +165,7 @@ struct launch_state {
   void *closure = nullptr;
   dim3 grid, block;
   size_t dyn_smem = 0;
+  bool smem_optin = false;          // the kernel's opt-in to shared memory above 48 KiB
   uint32_t threads = 0, warps = 0;  // per block
   uint64_t grid_blocks = 0;
   uint32_t resident = 0;            // blocks resident at once
