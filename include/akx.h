@@ -193,6 +193,8 @@ akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes
  * where = AKX_HOST: `result` is host memory; the call synchronizes.
  * where = AKX_DEVICE: `result` is device memory; the call stays asynchronous on the stream.
  * opts->fold combines with the previous value at `result`. opts may be NULL.
+ * A float ADD folds from -0.0 (IEEE 754's additive identity: sum([-0.0]) is -0.0, as Julia's),
+ * but an empty src without init or fold gives +0.0 (numpy's and Julia's empty sum).
  * An empty src gives init, else the op's neutral element; MIN/MAX of an empty src without
  * init is AKX_ERROR_INVALID_ARGUMENT, unless opts->fold keeps the previous value.
  * A device `result` must be aligned to the accumulator (a complex one: to its parts). */
@@ -232,7 +234,8 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
 
 /* Inclusive (default) or exclusive scan of src along dim into dst (numpy's cumsum/cumprod,
  * Julia's accumulate!): dst[..., i, ...] = init o src[..., 0, ...] o ... o src[..., i, ...]
- * (exclusive: up to i - 1; the first is init, or the op's neutral element), in the
+ * (exclusive: up to i - 1; the first is init, or the op's neutral element, +0.0 for a float ADD;
+ * float ADD keeps signed zeros, as numpy's cumsum: running values start from -0.0), in the
  * accumulator dtype, converted to dst's dtype at the store. dim: 0..ndim-1, or AKX_DIM_ALL:
  * the whole array in memory order (a 1-d array: its only dim; ndim >= 2: src must be C- or
  * Fortran-contiguous and dst must have src's strides). dst has src's shape; any strides,
