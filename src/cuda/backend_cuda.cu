@@ -161,6 +161,25 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
   return AKX_SUCCESS;
 }
 
+// Stream capture (cudaStreamBeginCapture): work enqueued now becomes a graph node instead of
+// running. An invalidated capture still counts (the caller ends it with cudaStreamEndCapture);
+// the legacy stream cannot be used at all while another stream captures in global or
+// thread-local mode (cudaErrorStreamCaptureImplicit), so it counts as capturing too.
+akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = 0;
+  AKX_TRY(use_device(ctx));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(stream_of(ctx), &status);
+  if (e == cudaErrorStreamCaptureImplicit) {
+    (void)cudaGetLastError();
+    *capturing = 1;
+    return AKX_SUCCESS;
+  }
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamIsCapturing");
+  *capturing = status != cudaStreamCaptureStatusNone;
+  return AKX_SUCCESS;
+}
+
 // A device pointer cannot be told from a host one without a driver call per argument
 // (cudaPointerGetAttributes); the CUDA backend accepts and lets the kernel fault instead.
 // Can this context's device address the byte at p? Device memory of this device, managed
@@ -275,6 +294,7 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_memcpy,           // memcpy
     cuda_synchronize,      // synchronize
     cuda_set_stream,       // set_stream
+    cuda_is_capturing,     // is_capturing
     cuda_is_device_range,  // is_device_range
     cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch>,
     cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch>,

@@ -161,6 +161,11 @@ akx_status sim_set_stream(akx_context *, void *stream) {
   return AKX_SUCCESS;
 }
 
+akx_status sim_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = runtime_of(ctx).capturing ? 1 : 0;
+  return AKX_SUCCESS;
+}
+
 int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
   const runtime &rt = runtime_of(ctx);
   return find_allocation(rt, uintptr_t(p), bytes) != rt.allocations.end();
@@ -191,6 +196,15 @@ extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, con
   return 1;
 }
 
+extern "C" akx_status akx__sim_set_capturing(akx_context *ctx, int capturing) {
+  if (ctx == nullptr || ctx->be != &akx__backend_sim)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "akx__sim_set_capturing: ctx is %s, not a sim context",
+                     ctx == nullptr ? "NULL" : "a CUDA context");
+  akx::sim::runtime_of(ctx).capturing = capturing != 0;
+  return AKX_SUCCESS;
+}
+
 extern "C" const akx__backend akx__backend_sim = {
     AKX_BACKEND_SIM,
     akx::sim::sim_open,
@@ -200,6 +214,7 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_memcpy,
     akx::sim::sim_synchronize,
     akx::sim::sim_set_stream,
+    akx::sim::sim_is_capturing,
     akx::sim::sim_is_device_range,
     akx::sim::sim_launch<akx__reduce_whole_plan, akx__sim_reduce_whole_launch>,
     akx::sim::sim_launch<akx__reduce_dims_plan, akx__sim_reduce_dims_launch>,
