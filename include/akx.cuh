@@ -19,6 +19,10 @@
 #include "akx.h"
 #include "kernels/scan.cuh"
 
+// src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.
+extern "C" akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call,
+                                               const char *why, const char *instead);
+
 namespace akx {
 
 // ---- functor adapters ------------------------------------------------------------------------
@@ -201,12 +205,17 @@ akx_status scan_inclusive_slices(akx_context *ctx, T *dst, const T *src, int64_t
   return detail::functor_tiles<F, T, false, true>(ctx, src, dst, n, false, init, nullptr, slices);
 }
 
-// *result (host) = src[0] o ... o src[n - 1], operand order kept. Synchronizes. An empty
-// src gives F::identity(), or AKX_ERROR_INVALID_ARGUMENT for a functor without one.
+// *result (host) = src[0] o ... o src[n - 1], operand order kept. Synchronizes, so it is
+// refused (AKX_ERROR_UNSUPPORTED, nothing launched) while the context's stream captures a
+// CUDA graph. An empty src gives F::identity(), or AKX_ERROR_INVALID_ARGUMENT for a functor
+// without one.
 template <class F, class T>
 akx_status reduce(akx_context *ctx, const T *src, int64_t n, T *result, F = F{}) {
   using traits = functor_traits<F, T>;
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx::reduce",
+                                   "its result is copied back to the host and waited for",
+                                   nullptr));
   typename traits::Acc r;
   AKX_TRY((detail::functor_tiles<F, T, true>(ctx, src, nullptr, n, false, nullptr, &r)));
   if constexpr (!traits::neutral) {

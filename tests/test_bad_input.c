@@ -30,6 +30,7 @@
 #include "akx_dlpack.h"
 #include "akx_sim.h"
 #include "fixture.h"
+#include "internal.h" /* akx__sim_set_capturing */
 
 /* ---- the table --------------------------------------------------------------------------------
  * X(id, function under test, expected status, strings the sentence must contain...)
@@ -73,6 +74,13 @@
   X(set_workspace_misaligned, akx_context_set_workspace, INV, "ptr", "$BAD", "aligned") /* +8 */ \
   X(set_workspace_host, akx_context_set_workspace, INV, "ptr", "$BAD", "device memory") /* stack */ \
   X(set_workspace_past_end, akx_context_set_workspace, INV, "ptr", "=1048576") /* 1 MiB of 1 KiB */ \
+  X(set_workspace_shared, akx_context_set_workspace, INV, "ptr", "$BAD", "another context")     \
+    /* the caller workspace another live context holds */                                       \
+  X(set_workspace_capturing, akx_context_set_workspace, UNS, "capturing", "akx_context_set_workspace") \
+    /* a valid buffer, the stream capturing a graph (it would synchronize) */                   \
+  X(set_stream_capturing, akx_context_set_stream, UNS, "capturing", "akx_context_set_stream")   \
+    /* NULL (the sim's only stream) while the current one captures */                           \
+  X(synchronize_capturing, akx_synchronize, UNS, "capturing", "akx_synchronize") /* capturing */ \
   X(synchronize_null_ctx, akx_synchronize, INV, "ctx", "NULL")   /* ctx NULL */                  \
   X(backend_null_ctx, akx_context_backend, PURE, NONE)           /* ctx NULL: AUTO */            \
   X(info_null_ctx, akx_context_info, INV, "ctx", "NULL")         /* ctx NULL */                  \
@@ -93,6 +101,7 @@
   X(memcpy_src_host, akx_memcpy, INV, "src", "$BAD", "device memory") /* D2H from the stack */   \
   X(memcpy_dst_host, akx_memcpy, INV, "dst", "$BAD", "device memory") /* H2D into host memory */ \
   X(memcpy_past_end, akx_memcpy, INV, "src", "=8192")            /* D2D 8 KiB of a 4 KiB src */  \
+  X(memcpy_capturing, akx_memcpy, UNS, "capturing", "akx_memcpy") /* a valid D2H, capturing */   \
   /* ---- akx_mapreduce: pointers ---- */                                                         \
   X(mr_null_ctx, akx_mapreduce, INV, "ctx", "NULL")              /* ctx NULL */                  \
   X(mr_null_src, akx_mapreduce, INV, "src", "NULL")              /* src NULL */                  \
@@ -150,6 +159,9 @@
   X(mr_result_past_end, akx_mapreduce, INV, "result", "$BAD")    /* device result one past the end */ \
   X(mr_workspace_short_host, akx_mapreduce, WS_SHORT, "workspace", "$N") /* 1 byte short */      \
   X(mr_workspace_short_device, akx_mapreduce, WS_SHORT, "workspace", "$N") /* same, DEVICE */    \
+  X(mr_capturing_host, akx_mapreduce, UNS, "capturing", "AKX_DEVICE") /* a host result, capturing */ \
+  X(mr_capturing_grow, akx_mapreduce, UNS, "capturing", "workspace", "$N")                       \
+    /* a device result, capturing, no workspace yet ($N: the bytes the call needs) */            \
   /* ---- akx_mapreduce_workspace_size ---- */                                                   \
   X(ws_null_ctx, akx_mapreduce_workspace_size, INV, "ctx", "NULL")      /* ctx NULL */           \
   X(ws_null_src, akx_mapreduce_workspace_size, INV, "src", "NULL")      /* src NULL */           \
@@ -191,6 +203,7 @@
   X(rd_dst_self_overlap, akx_reduce_dims, INV, "dst->strides[0]", "share") /* {8, 32} strides {16, 1} */ \
   X(rd_dims_ndim_mismatch, akx_reduce_dims, INV, "dst->ndim", "=3", "=2") /* dst {8, 1, 1} */      \
   X(rd_dims_xor_float32, akx_reduce_dims, UNS, "XOR", "float32") /* XOR into dst {8, 1} */       \
+  X(rd_capturing_grow, akx_reduce_dims, UNS, "capturing", "workspace") /* dst {1, 1}, no workspace */ \
   /* ---- akx_reduce_dims_workspace_size ---- */                                                 \
   X(rdws_null_ctx, akx_reduce_dims_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */        \
   X(rdws_null_bytes, akx_reduce_dims_workspace_size, INV, "bytes", "NULL") /* bytes NULL */      \
@@ -214,6 +227,7 @@
   X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=232448") /* 1024 x 64 float64 */    \
   X(scan_dim_all_strided, akx_scan, INV, "AKX_DIM_ALL", "contiguous") /* a 2-d column view */   \
   X(scan_dst_self_overlap, akx_scan, INV, "dst->strides[0]", "share") /* {4, 8} strides {2, 1} */ \
+  X(scan_capturing_grow, akx_scan, UNS, "capturing", "workspace") /* 64 float32, no workspace */ \
   X(scanws_null_bytes, akx_scan_workspace_size, INV, "bytes", "NULL") /* bytes NULL */          \
   X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
@@ -224,8 +238,10 @@
   X(findall_indices_strided, akx_findall, INV, "indices->strides[0]", "=2") /* every other */   \
   X(findall_indices_in_src, akx_findall, INV, "indices", "overlaps", "src")                     \
     /* 64 indices over bytes 1024..1535 of the 1024 float32 it scans */                          \
+  X(findall_capturing, akx_findall, UNS, "capturing", "akx_findall") /* valid, capturing */      \
   X(run_null_ctx, akx_context_run, INV, "ctx", "NULL")           /* ctx NULL */                  \
   X(run_null_fn, akx_context_run, INV, "fn", "NULL")             /* fn NULL */                   \
+  X(run_capturing_grow, akx_context_run, UNS, "capturing", "workspace") /* 64 bytes, none yet */ \
   /* ---- the sim's counters ---- */                                                             \
   X(sim_reset_null_ctx, akx_sim_counters_reset, INV, "akx_sim_counters_reset", "ctx", "NULL")    \
     /* ctx NULL */                                                                               \
@@ -294,6 +310,7 @@ typedef struct {
   akx_array dst11;        /* {1, 1} float32 at ddst */
   bx_out out;
   void *ws;               /* a caller workspace a row handed to the context */
+  akx_context *other;     /* a second sim context a row opened (destroyed by bx_teardown) */
   const void *bad;        /* the pointer the sentence must print ("$BAD") */
   long long bad_n;        /* the number the sentence must print ("$N") */
   char got[256];          /* PURE rows: what the function returned, when wrong */
@@ -338,6 +355,7 @@ static void bx_setup(void) {
 }
 
 static void bx_teardown(void) {
+  if (g.other) akx_context_destroy(g.other);
   if (g.ws) {
     (void)akx_context_set_workspace(g.ctx, NULL, 0);
     (void)akx_free(g.ctx, g.ws);
@@ -462,6 +480,38 @@ ROW(set_workspace_host) {
   return akx_context_set_workspace(x->ctx, host, sizeof host);
 }
 ROW(set_workspace_past_end) { return akx_context_set_workspace(x->ctx, x->dout, 1 << 20); }
+/* Another live sim context holding a caller workspace of 4096 bytes of its own memory. */
+static void *held_by_other(bx *x) {
+  cr_assert_eq(akx_context_create(&x->other, AKX_BACKEND_SIM, 0), AKX_SUCCESS, "%s",
+               akx_last_error());
+  void *buf = tfx_alloc(x->other, 4096);
+  cr_assert_eq(akx_context_set_workspace(x->other, buf, 4096), AKX_SUCCESS, "%s",
+               akx_last_error());
+  return buf;
+}
+ROW(set_workspace_shared) {
+  void *buf = held_by_other(x);
+  x->bad = buf;
+  return akx_context_set_workspace(x->ctx, buf, 4096);
+}
+/* The row's call made while x->ctx's stream captures a graph (akx__sim_set_capturing), the
+ * capture ended before the harness reads the outputs back. */
+static void capture_on(bx *x) {
+  cr_assert_eq(akx__sim_set_capturing(x->ctx, 1), AKX_SUCCESS, "%s", akx_last_error());
+}
+static akx_status capture_off(bx *x, akx_status s) {
+  char said[1024];
+  snprintf(said, sizeof said, "%s", akx_last_error());
+  cr_assert_eq(akx__sim_set_capturing(x->ctx, 0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_str_eq(akx_last_error(), said, "ending the capture changed the sentence");
+  return s;
+}
+#define CAPTURING(call) (capture_on(x), capture_off(x, (call)))
+ROW(set_workspace_capturing) {
+  return CAPTURING(akx_context_set_workspace(x->ctx, x->dout, 256));
+}
+ROW(set_stream_capturing) { return CAPTURING(akx_context_set_stream(x->ctx, NULL)); }
+ROW(synchronize_capturing) { return CAPTURING(akx_synchronize(x->ctx)); }
 ROW(synchronize_null_ctx) { return akx_synchronize(NULL); }
 ROW(backend_null_ctx) {
   akx_backend b = akx_context_backend(NULL);
@@ -510,6 +560,9 @@ ROW(memcpy_dst_host) {
   static const unsigned char host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   x->bad = x->out.copy;
   return akx_memcpy(x->ctx, x->out.copy, host, 8, AKX_COPY_HOST_TO_DEVICE);
+}
+ROW(memcpy_capturing) {
+  return CAPTURING(akx_memcpy(x->ctx, x->out.copy, x->src, 8, AKX_COPY_DEVICE_TO_HOST));
 }
 ROW(memcpy_past_end) {
   return akx_memcpy(x->ctx, x->ddst, x->src, 2 * SRC_BYTES, AKX_COPY_DEVICE_TO_DEVICE);
@@ -720,6 +773,14 @@ ROW(mr_workspace_short_host) {
   workspace_one_short(x, &x->v32);
   return MR(&x->v32);
 }
+ROW(mr_capturing_host) { return CAPTURING(MR(&x->v32)); }
+ROW(mr_capturing_grow) {
+  size_t need = 0;
+  cr_assert_eq(akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, ADD, NULL, &need), AKX_SUCCESS,
+               "%s", akx_last_error());
+  x->bad_n = (long long)need;
+  return CAPTURING(akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->dres, AKX_DEVICE));
+}
 ROW(mr_workspace_short_device) {
   workspace_one_short(x, &x->v32);
   return akx_mapreduce(x->ctx, &x->v32, ID, ADD, NULL, x->dres, AKX_DEVICE);
@@ -759,6 +820,7 @@ ROW(ws_stride_overflow) {
 }
 
 /* akx_reduce_dims: src {8, 128} float32, dst {1, 1} float32 unless the row says otherwise */
+ROW(rd_capturing_grow) { return CAPTURING(RD(&x->dst11, &x->m2)); }
 ROW(rd_null_ctx) { return akx_reduce_dims(NULL, &x->dst11, &x->m2, ID, ADD, NULL); }
 ROW(rd_null_dst) { return RD(NULL, &x->m2); }
 ROW(rd_null_src) { return RD(&x->dst11, NULL); }
@@ -920,6 +982,10 @@ ROW(rdws_xor_float32) {
 
 /* akx_scan, akx_scan_workspace_size, akx_findall */
 static akx_array dst64(bx *x) { return akx_vector(x->ddst, AKX_FLOAT32, 64); }
+ROW(scan_capturing_grow) {
+  akx_array src = vec(x, AKX_FLOAT32, 64), dst = akx_vector(x->ddst, AKX_FLOAT32, 64);
+  return CAPTURING(akx_scan(x->ctx, &dst, &src, ADD, 0, NULL));
+}
 ROW(scan_null_ctx) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   return akx_scan(NULL, &d, &s, ADD, 0, NULL);
@@ -1020,6 +1086,10 @@ ROW(scanws_dim_3) {
   d.data = x->ddst;
   return akx_scan_workspace_size(x->ctx, &d, &s, ADD, 3, NULL, &x->out.bytes);
 }
+ROW(findall_capturing) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return CAPTURING(akx_findall(x->ctx, &x->v32, &idx, &x->out.count));
+}
 ROW(findall_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(NULL, &x->v32, &idx, &x->out.count);
@@ -1054,6 +1124,7 @@ static akx_status run_nothing(void *stream, void *ws, void *arg) {
 }
 ROW(run_null_ctx) { return akx_context_run(NULL, 0, run_nothing, NULL); }
 ROW(run_null_fn) { return akx_context_run(x->ctx, 64, NULL, NULL); }
+ROW(run_capturing_grow) { return CAPTURING(akx_context_run(x->ctx, 64, run_nothing, NULL)); }
 
 /* the sim's counters */
 ROW(sim_reset_null_ctx) { return akx_sim_counters_reset(NULL); }

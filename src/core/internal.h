@@ -81,9 +81,28 @@ akx_status akx__context_reread_settings(akx_context *ctx);
 
 /* ---- workspace (src/core/workspace.c) ---- */
 /* A device buffer of at least `bytes` for this call: the caller's (too small:
- * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed. */
+ * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the stream
+ * captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
-void akx__workspace_release(akx_context *ctx);
+/* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.
+ * Refuses (nothing changed) a range another live context holds. */
+akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes);
+/* The refusal akx__workspace_set would give for [ptr, ptr + bytes), without taking it. */
+akx_status akx__workspace_check_shared(const akx_context *ctx, const void *ptr, size_t bytes);
+/* The live context whose caller-owned workspace meets [ptr, ptr + bytes), or NULL. */
+const akx_context *akx__workspace_holder(const void *ptr, size_t bytes);
+/* 1 when ptr is a cached buffer the context retired (a captured graph may still use it). */
+int akx__workspace_is_retired(const akx_context *ctx, const void *ptr);
+/* Frees the cached and retired buffers and gives back the caller's range (destroy). */
+void akx__workspace_destroy(akx_context *ctx);
+
+/* ---- stream capture (src/core/context.c) ---- */
+/* AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph, else AKX_SUCCESS:
+ * for what would synchronize or copy to the host. The sentence names `call`, says `why` and
+ * what to do `instead` (NULL: call it outside the capture). Takes the context's lock
+ * (include/akx.cuh calls it too). */
+akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call, const char *why,
+                                    const char *instead);
 
 /* "s" unless n is 1: "1 element", "2 elements". */
 static inline const char *akx__plural(int64_t n) { return n == 1 ? "" : "s"; }

@@ -126,6 +126,12 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                        "result = %p is not device memory of this context, but where is AKX_DEVICE",
                        result);
   }
+  if (where == AKX_HOST)
+    AKX_TRY(akx__refuse_if_capturing(ctx, "akx_mapreduce",
+                                     "a host result (where = AKX_HOST) is copied back and waited "
+                                     "for",
+                                     "capture it with where = AKX_DEVICE and copy the result "
+                                     "after the graph ran"));
   akx__finish f;
   finish_from_opts(&f, opts, acc, result, acc);
   return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, &f,

@@ -59,6 +59,10 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   if (p.tiles > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
                      p.n);
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_findall",
+                                   "the count comes back to the host (the call copies it and "
+                                   "waits for it)",
+                                   NULL));
   int64_t total = 0;
   if (p.n > 0) {
     AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
