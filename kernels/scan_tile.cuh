@@ -107,6 +107,8 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   if (tid == 0) ticket.st(0, atomicAdd(&st.head->ticket, 1ull));
   __syncthreads();
   const uint64_t t = ticket.ld(0);
+  debug_trap_if(t >= (uint64_t)tiles, "scan tile: a ticket past the tile count (the status "
+                                      "header was reset by another call mid-launch)");
   const int64_t tile_elems = (int64_t)bd * ipt;
   const int64_t base = (int64_t)t * tile_elems;
   const int64_t valid = p.total - base < tile_elems ? p.total - base : tile_elems;
