@@ -10,7 +10,8 @@
  *    launched, nothing written, the workspace as it was;
  *  - a host result (akx_mapreduce with AKX_HOST), akx_findall (its count), akx_synchronize,
  *    akx_memcpy, akx_context_set_workspace and akx_context_set_stream are refused;
- *  - a cached workspace a capture used is not freed by a later growth (a graph may replay it).
+ *  - a cached workspace a capture used is not freed by a later growth (a graph may replay it),
+ *    and a growth that fails (no memory) leaves the workspace as it was.
  * Then the caller-owned workspace of one live context cannot be handed to another. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -388,13 +389,15 @@ Test(capture, a_workspace_no_capture_used_is_freed_at_a_growth) {
   cr_expect(!first_buffer_survives_growth(0), "the old workspace was kept without a capture");
 }
 
-/* A failed growth (the allocation of the larger buffer fails) leaves the old workspace. */
+/* A failed growth (the allocation of the larger buffer fails) leaves the old workspace.
+ * SIZE_MAX bytes: refused by the sim's allocator before any host allocation (as the bad-input
+ * row malloc_huge), so the test runs under AddressSanitizer too. */
 Test(capture, a_failed_growth_keeps_the_workspace) {
   akx_context *ctx = open_sim();
   void *first = workspace_now(ctx, 64);
   const akx_context_info_t before = info_of(ctx);
   void *ws = NULL;
-  akx_status s = akx_context_run(ctx, SIZE_MAX / 2, take_ws, &ws);
+  akx_status s = akx_context_run(ctx, SIZE_MAX, take_ws, &ws);
   cr_expect_eq(s, AKX_ERROR_OUT_OF_MEMORY, "%s: %s", akx_status_string(s), akx_last_error());
   const akx_context_info_t after = info_of(ctx);
   cr_expect_eq(after.workspace_bytes, before.workspace_bytes, "the failed growth dropped the workspace");
