@@ -1,4 +1,4 @@
-/* akx-bench: reproduces the tables behind libakx's scans and reductions (docs/*.md).
+/* akx-bench: reproduces the tables behind libakx's scans and reductions (the notes in docs/).
  *
  *   akx-bench [scan|findall|reduce|dims|all] [--backend auto|cuda|sim] [--quick] [--full]
  *             [--runs N] [--max E] [--csv FILE] [--json FILE] [--plot FILE.png]
