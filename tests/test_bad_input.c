@@ -211,7 +211,7 @@
   X(scan_xor_float32, akx_scan, UNS, "XOR", "float32")           /* bit op on floats */          \
   X(scan_items_65, akx_scan, INV, "opts->items_per_thread", "=65") /* above 64 */               \
   X(scan_exclusive_2, akx_scan, INV, "opts->exclusive", "=2")    /* not 0 or 1 */                \
-  X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=49152") /* 1024 x 64 float64 */     \
+  X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=49152") /* 256 x 64 float64 */      \
   X(scan_dim_all_strided, akx_scan, INV, "AKX_DIM_ALL", "contiguous") /* a 2-d column view */   \
   X(scan_dst_self_overlap, akx_scan, INV, "dst->strides[0]", "share") /* {4, 8} strides {2, 1} */ \
   X(scanws_null_bytes, akx_scan_workspace_size, INV, "bytes", "NULL") /* bytes NULL */          \
@@ -986,7 +986,7 @@ ROW(scan_exclusive_2) {
 ROW(scan_tile_too_big) {
   akx_array d = akx_vector(x->ddst, AKX_FLOAT64, 32), s = vec(x, AKX_FLOAT64, 32);
   akx_scan_opts o = akx_scan_opts_default();
-  o.block_size = 1024;
+  o.block_size = 256;
   o.items_per_thread = 64;
   return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
 }
