@@ -22,8 +22,11 @@ namespace akx {
 // compiler cannot hoist the loads of an unknown trip count by itself).
 constexpr int scan_load_batch = 8;
 
-constexpr kernel_info scan_tile_info{"scan_tile", 1024, 40, scan_load_batch, false};
-constexpr kernel_info scan_slices_info{"scan_slices", 1024, 48, scan_load_batch, false};
+// Launch bounds: the scan families' largest block (kernels/block_limits.h). Registers: each
+// launch takes its instance's from kernels/kernel_resources.inc (resourced); the declared
+// figures are the float32 sum's there (CUDA 13.0, sm_90).
+constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, false};
+constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch, false};
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
