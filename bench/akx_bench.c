@@ -1,22 +1,23 @@
-/* akx-bench: reproduces the tables of the seeds behind libakx's scans and reductions.
+/* akx-bench: reproduces the tables behind libakx's scans and reductions (docs/*.md).
  *
  *   akx-bench [scan|findall|reduce|dims|all] [--backend auto|cuda|sim] [--quick] [--full]
  *             [--runs N] [--max E] [--csv FILE] [--json FILE] [--plot FILE.png]
  *             [--kernels-csv FILE] [--once]
  *
- * Suites (one seed's table each; `all` runs them in this order):
+ * Suites (one table each; `all` runs them in this order):
  *   scan:    inclusive scans of 10^4..10^8 elements, whole and along dims=1 of a column-major
  *            matrix: an operator without neutral element (float32, Optional partials, through
- *            include/akx.cuh), float64, float32 and int32 add (seed scan-padded-tiles);
- *   findall: the indices of the nonzero bytes of a bool vector (the same seed's last row);
+ *            include/akx.cuh), float64, float32 and int32 add (docs/scan_tiles.md);
+ *   findall: the indices of the nonzero bytes of a bool vector (the same note's last row);
  *   reduce:  float32 sums at 10^4, 10^6, 10^8: akx_mapreduce to the host, akx_reduce_dims into
- *            one device element plus the copy back (seed reduce-whole-array-on-device);
- *   dims:    sum(x; dims=...) over the shape set of seed reduce-dims-shapes, float32 and
+ *            one device element plus the copy back (docs/reduce_whole.md);
+ *   dims:    sum(x; dims=...) over the shapes of docs/reduce_dims_shapes.md, float32 and
  *            bfloat16.
  * On CUDA: each akx call beside its CUB peer and a device-to-device copy moving the same bytes,
  * CUDA events, warm-up, variants interleaved, L2 flushed before every timed run, median and
  * minimum of --runs runs. On the sim: the counters and the model time of one call per case;
- * scan cases run twice, with AKX_SCAN_LAYOUT=unpadded and =padded, for the seed's before/after.
+ * scan cases run three times, with AKX_SCAN_LAYOUT=dense, =odd_stride and the default layout
+ * (AK's unpadded and padded tiles beside libakx's: docs/scan_tiles.md).
  * Every akx result is checked against the host. A call that returns AKX_ERROR_UNSUPPORTED
  * prints "n/a (unsupported: ...)" and does not fail the run; any other error or a wrong result
  * exits with status 1; a usage or setup error with 2. */
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "akx.h"
+#include "internal.h" /* akx__context_reread_settings */
 #include "akx_sim.h"
 #include "bench_no_neutral.h"
 #ifdef AKX_HAVE_CUDA
@@ -188,8 +190,8 @@ typedef struct {
   char kernels[200], grid[32];
   double waves, gld, gld_ideal, smem, smem_ideal, bytes_moved, model_us, wall_s;
   int fits_l2, counted;
-  /* sim, scan cases: the same call with AKX_SCAN_LAYOUT=dense (unpadded runs: the seed's
-   * "before") and =odd_stride (the seed's padding); the row's own figures are the default
+  /* sim, scan cases: the same call with AKX_SCAN_LAYOUT=dense (unpadded runs: AK's tiles
+   * before padding) and =odd_stride (AK's padding); the row's own figures are the default
    * layout's (the library's best) */
   int have_before;
   double smem_before, model_before, smem_odd, model_odd;
@@ -684,6 +686,11 @@ static int run_case(akx_context *ctx, const bench_case *c) {
       for (int pass = c->scan_layouts ? 0 : 2; pass < 3; ++pass) {
         if (pass < 2) setenv("AKX_SCAN_LAYOUT", layouts[pass], 1);
         else unsetenv("AKX_SCAN_LAYOUT");
+        /* the context reads its settings once; these passes change one on purpose */
+        if (akx__context_reread_settings(ctx) != AKX_SUCCESS) {
+          fprintf(stderr, "akx-bench: %s\n", akx_last_error());
+          return failed + 1;
+        }
         sim_counts counts;
         a->err[0] = 0;
         akx_status s = sim_call(ctx, fn, a, &counts, &r->wall_s);
@@ -980,7 +987,7 @@ static int suite_reduce(akx_context *ctx) {
 
 /* ---- suite: dims ------------------------------------------------------------------------- */
 
-/* Julia's column-major shapes and dims (1-based) of the dims-reduction issue. */
+/* Julia's column-major shapes and dims (1-based) of docs/reduce_dims_shapes.md's figures. */
 typedef struct {
   int ndim;
   int64_t shape[3];

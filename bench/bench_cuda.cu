@@ -115,7 +115,7 @@ cudaError_t cub_call(session &s, const akx_bench_cuda_case &c, void *temp, size_
     case AKX_PEER_REDUCE_SUM_TO_HOST: {
       cudaError_t e = cub::DeviceReduce::Sum(temp, bytes, static_cast<const float *>(c.src),
                                              static_cast<float *>(s.peer_out), c.n, s.stream);
-      // The sum comes back to the host, as akx's two variants do (the seed's "+ copy").
+      // The sum comes back to the host, as akx's two variants do (docs/reduce_whole.md's "+ copy").
       if (e == cudaSuccess && temp)
         e = cudaMemcpyAsync(s.host_out, s.peer_out, sizeof(float), cudaMemcpyDeviceToHost, s.stream);
       if (e == cudaSuccess && temp) e = cudaStreamSynchronize(s.stream);

@@ -18,7 +18,7 @@ typedef enum {
   AKX_PEER_NONE,
   AKX_PEER_SCAN_SUM,          /* cub::DeviceScan::InclusiveSum over n elements */
   AKX_PEER_SCAN_OP,           /* cub::DeviceScan::InclusiveScan, float32, an operator CUB is
-                                 given no neutral element for (akx_bench_no_neutral_add) */
+                                 given no neutral element for (no_neutral_add, bench_cuda.cu) */
   AKX_PEER_SCAN_SUM_BY_KEY,   /* cub::DeviceScan::InclusiveSumByKey, key = index / segment_length:
                                  scans of contiguous columns (Julia dims=1) */
   AKX_PEER_SCAN_OP_BY_KEY,    /* cub::DeviceScan::InclusiveScanByKey with the operator above */

@@ -12,8 +12,9 @@ extern "C" {
 /* Inclusive scan of float32 with an addition given as a functor without a neutral element:
  * of the whole vector (dim < 0), or along dim 0 (Julia dims=1) of a column-major
  * rows x cols matrix. dst and src: device memory of rows * cols floats. Enqueued on the
- * context's stream. AKX_ERROR_UNSUPPORTED, with akx_last_error()-like text in
- * akx_bench_no_neutral_error(), while include/akx.cuh is not there. */
+ * context's stream. On failure the status, with akx_last_error()-like text in
+ * akx_bench_no_neutral_error() (AKX_ERROR_UNSUPPORTED for a CUDA context when akx-bench was
+ * built without CUDA). */
 akx_status akx_bench_no_neutral_scan(akx_context *ctx, float *dst, const float *src, int64_t rows,
                                      int64_t cols, int32_t dim);
 /* The sentence of the last failure of akx_bench_no_neutral_scan (akx_last_error() when the

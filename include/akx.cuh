@@ -19,6 +19,10 @@
 #include "akx.h"
 #include "kernels/scan.cuh"
 
+// src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.
+extern "C" akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call,
+                                               const char *why, const char *instead);
+
 namespace akx {
 
 // ---- functor adapters ------------------------------------------------------------------------
@@ -154,24 +158,21 @@ akx_status functor_tiles(akx_context *ctx, const T *src, T *dst, int64_t n, bool
     return AKX_SUCCESS;
   }
   const size_t ws = 64 + (size_t)((64 + c.tiles * 4 + 15) / 16 * 16) + (size_t)c.tiles * sizeof(Node);
-  void *ws_ptr = nullptr;
   struct capture {
     functor_call<F, T, Reduce, Segmented> *c;
-    void **ws;
+    akx_context *ctx;
+    Acc *result_host;
   };
-  capture cap{&c, &ws_ptr};
-  AKX_TRY(akx_context_run(ctx, ws,
-                          [](void *stream, void *w, void *arg) {
-                            auto *k = static_cast<capture *>(arg);
-                            *k->ws = w;
-                            return functor_call<F, T, Reduce, Segmented>::run(stream, w, k->c);
-                          },
-                          &cap));
-  if (Reduce && result_host) {
-    // The result slot is the first bytes of the workspace the call used.
-    AKX_TRY(akx_memcpy(ctx, result_host, ws_ptr, sizeof(Acc), AKX_COPY_DEVICE_TO_HOST));
-  }
-  return AKX_SUCCESS;
+  capture cap{&c, ctx, Reduce ? result_host : nullptr};
+  return akx_context_run(ctx, ws, [](void *stream, void *w, void *arg) {
+    auto *k = static_cast<capture *>(arg);
+    AKX_TRY((functor_call<F, T, Reduce, Segmented>::run(stream, w, k->c)));
+    // The result slot is the first bytes of this call's workspace: copied while the context's
+    // lock is still held, before another thread's call can reuse, poison or free it.
+    if (k->result_host)
+      return akx_memcpy(k->ctx, k->result_host, w, sizeof(Acc), AKX_COPY_DEVICE_TO_HOST);
+    return AKX_SUCCESS;
+  }, &cap);
 }
 }  // namespace detail
 
@@ -204,12 +205,17 @@ akx_status scan_inclusive_slices(akx_context *ctx, T *dst, const T *src, int64_t
   return detail::functor_tiles<F, T, false, true>(ctx, src, dst, n, false, init, nullptr, slices);
 }
 
-// *result (host) = src[0] o ... o src[n - 1], operand order kept. Synchronizes. An empty
-// src gives F::identity(), or AKX_ERROR_INVALID_ARGUMENT for a functor without one.
+// *result (host) = src[0] o ... o src[n - 1], operand order kept. Synchronizes, so it is
+// refused (AKX_ERROR_UNSUPPORTED, nothing launched) while the context's stream captures a
+// CUDA graph. An empty src gives F::identity(), or AKX_ERROR_INVALID_ARGUMENT for a functor
+// without one.
 template <class F, class T>
 akx_status reduce(akx_context *ctx, const T *src, int64_t n, T *result, F = F{}) {
   using traits = functor_traits<F, T>;
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx::reduce",
+                                   "its result is copied back to the host and waited for",
+                                   nullptr));
   typename traits::Acc r;
   AKX_TRY((detail::functor_tiles<F, T, true>(ctx, src, nullptr, n, false, nullptr, &r)));
   if constexpr (!traits::neutral) {

@@ -9,6 +9,21 @@
  * (a lock around its stream, workspace and launches), so two threads sharing one context
  * take turns; threads that want to run at once use a context each.
  *
+ * Stream capture (CUDA graphs): the asynchronous calls (akx_mapreduce with AKX_DEVICE,
+ * akx_reduce_dims, akx_scan, akx_context_run) may be captured with cudaStreamBeginCapture on
+ * the context's stream once the workspace is large enough: a caller-owned one sized with the
+ * *_workspace_size queries, or the cached one grown by a call of the same shapes before the
+ * capture. What a capture cannot hold is refused with AKX_ERROR_UNSUPPORTED before anything
+ * is enqueued, the context left as it was: growing the cached workspace (it allocates,
+ * synchronizes and frees), a host result (akx_mapreduce with AKX_HOST, akx_findall's count,
+ * akx::reduce), akx_synchronize, akx_memcpy, akx_context_set_stream and
+ * akx_context_set_workspace. Every replay of a graph writes the workspace it was captured
+ * with, as the context's later calls do: replay it in order with them (on the context's
+ * stream). A cached workspace a capture used is never freed before akx_context_destroy (a
+ * later growth sets it aside), so a graph stays valid while its context lives (with a
+ * caller-owned workspace: while that buffer does). Destroy a context after its graphs' last
+ * replay, and not while its stream captures.
+ *
  * Arrays are described by akx_array: `data` is the address of element (0,...,0),
  * `shape` and `strides` are in elements (any sign; 0 is allowed in sources).
  * Julia callers pass their arrays with their own (column-major) strides:
@@ -152,16 +167,25 @@ akx_scan_opts akx_scan_opts_default(void);
  * the sim). The sim's device profile is chosen by AKX_SIM_DEVICE ("h200", "rtx5080").
  * *ctx is written on success only. */
 akx_status akx_context_create(akx_context **ctx, akx_backend backend, int device);
-/* Synchronizes, frees the cached workspace (never a caller's), frees the context. NULL is a no-op. */
+/* Synchronizes, frees the cached workspace and those set aside for graphs (never a caller's:
+ * that buffer is free to serve another context from then on), frees the context. NULL is a
+ * no-op. */
 void akx_context_destroy(akx_context *ctx);
 /* A cudaStream_t as void* (NULL: the legacy default stream). The context first
- * synchronizes its current stream, so the workspace is never used by two streams at once.
+ * synchronizes its current stream, so the workspace is never used by two streams at once:
+ * refused while that stream captures a graph (set the stream before cudaStreamBeginCapture;
+ * the legacy stream counts as capturing while another stream captures).
  * The sim accepts only NULL. */
 akx_status akx_context_set_stream(akx_context *ctx, void *stream);
 /* Hand the context a caller-owned device buffer as its workspace: from then on no call
  * allocates; a call needing more than `bytes` fails with AKX_ERROR_WORKSPACE_TOO_SMALL.
- * ptr NULL and bytes 0 return to the context's own cached, growing buffer. */
+ * ptr NULL and bytes 0 return to the context's own cached, growing buffer.
+ * A buffer serves one context at a time: a range that overlaps the caller workspace of
+ * another live context is refused (AKX_ERROR_INVALID_ARGUMENT, naming that range) until that
+ * context hands it back (ptr NULL) or is destroyed. Synchronizes first: refused while the
+ * stream captures a graph. */
 akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes);
+/* Waits for the context's stream. Refused (AKX_ERROR_UNSUPPORTED) while it captures a graph. */
 akx_status akx_synchronize(akx_context *ctx);
 akx_backend akx_context_backend(const akx_context *ctx);
 
@@ -184,16 +208,21 @@ akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info);
 /* *ptr is written on success only (NULL for 0 bytes). */
 akx_status akx_malloc(akx_context *ctx, void **ptr, size_t bytes);
 akx_status akx_free(akx_context *ctx, void *ptr);
-/* Stream-ordered on the context's stream, then synchronized. */
+/* Stream-ordered on the context's stream, then synchronized: refused while the stream
+ * captures a graph. */
 akx_status akx_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes,
                       akx_copy_kind k);
 
 /* ---- reductions ---------------------------------------------------------------------- */
 
 /* Reduce all elements of `src` to one value of the accumulator dtype.
- * where = AKX_HOST: `result` is host memory; the call synchronizes.
- * where = AKX_DEVICE: `result` is device memory; the call stays asynchronous on the stream.
+ * where = AKX_HOST: `result` is host memory; the call synchronizes (refused with
+ * AKX_ERROR_UNSUPPORTED while the stream captures a graph).
+ * where = AKX_DEVICE: `result` is device memory; the call stays asynchronous on the stream
+ * (and may be captured into a graph: see "Stream capture" above).
  * opts->fold combines with the previous value at `result`. opts may be NULL.
+ * A float ADD folds from -0.0 (IEEE 754's additive identity: sum([-0.0]) is -0.0, as Julia's),
+ * but an empty src without init or fold gives +0.0 (numpy's and Julia's empty sum).
  * An empty src gives init, else the op's neutral element; MIN/MAX of an empty src without
  * init is AKX_ERROR_INVALID_ARGUMENT, unless opts->fold keeps the previous value.
  * A device `result` must be aligned to the accumulator (a complex one: to its parts). */
@@ -204,6 +233,13 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
 akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array *src,
                                         akx_map map, akx_op op, const akx_reduce_opts *opts,
                                         size_t *bytes);
+
+/* The dtype akx_mapreduce writes for these arguments (its size is what `result` must hold):
+ * the accumulator, AUTO resolved as akx_reduce_opts says (an int32 ADD writes an int64, a
+ * float16 one a float32). Validates src's descriptor (not its data), map, op and opts as
+ * akx_mapreduce does, with the same status and sentence; *dtype is written on success only. */
+akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op op,
+                                      const akx_reduce_opts *opts, akx_dtype *dtype);
 
 /* Julia's mapreducedim!: dst has src's ndim, each dim of dst is src's size or 1 (reduced);
  * any subset of dims may be reduced (none: a map and convert copy; all: one output). Any
@@ -226,7 +262,8 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
 
 /* Inclusive (default) or exclusive scan of src along dim into dst (numpy's cumsum/cumprod,
  * Julia's accumulate!): dst[..., i, ...] = init o src[..., 0, ...] o ... o src[..., i, ...]
- * (exclusive: up to i - 1; the first is init, or the op's neutral element), in the
+ * (exclusive: up to i - 1; the first is init, or the op's neutral element, +0.0 for a float ADD;
+ * float ADD keeps signed zeros, as numpy's cumsum: running values start from -0.0), in the
  * accumulator dtype, converted to dst's dtype at the store. dim: 0..ndim-1, or AKX_DIM_ALL:
  * the whole array in memory order (a 1-d array: its only dim; ndim >= 2: src must be C- or
  * Fortran-contiguous and dst must have src's strides). dst has src's shape; any strides,
@@ -237,8 +274,9 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
  * opts->block_size / items_per_thread override the tuning table (block_size a multiple of 32
- * in 32..256, the kernels' launch bounds; a tile of block_size x items_per_thread partials
- * must fit 48 KiB of shared memory). */
+ * in 32..256, the kernels' launch bounds; a tile of block_size x items_per_thread partials,
+ * with the tile's static scratch, must fit the shared memory a block may use on the device:
+ * akx_context_info's shared_per_block). */
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
                     akx_op op, int32_t dim, const akx_scan_opts *opts);
 
@@ -262,7 +300,8 @@ akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
  * index order. indices: a 1-d int64 array with stride 1; its shape[0] is the capacity.
  * snprintf-style: *count (host) is always the total; at most capacity positions are
  * written; a total above the capacity returns AKX_ERROR_OUTPUT_TOO_SMALL (with the first
- * capacity positions written). Synchronizes (the count comes back to the host). */
+ * capacity positions written). Synchronizes (the count comes back to the host): refused with
+ * AKX_ERROR_UNSUPPORTED while the stream captures a graph. */
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count);
 

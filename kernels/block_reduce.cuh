@@ -5,7 +5,8 @@
 #include "kernels/warp_reduce.cuh"
 
 namespace akx {
-// Scratch: 32 accumulators of shared memory, declared by the kernel (see block_reduce_scratch).
+// Scratch: 32 accumulators of shared memory, declared by the kernel (AKX_SHARED(Acc, scratch,
+// 32), as in kernels/reduce_whole.cuh).
 // Result valid in thread 0. Ends without a barrier: a second call on the same scratch needs
 // a __syncthreads() first.
 template <class Op, class Acc>

@@ -263,6 +263,66 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 #include "../src/sim/sim_device.hpp"
 #endif
 
+// ---- bounded polls (debug builds) ------------------------------------------------------------
+// A block polling for a flag another block sets waits forever on a GPU if the flag never
+// comes: a kernel bug, or a workspace whose status words another call reset mid-launch
+// (src/core/workspace.c refuses two contexts one caller workspace). The GPU then hangs, and
+// with it every later call on the device. In debug builds of the CUDA backend, NDEBUG not
+// defined (CMake's Debug configuration: the `debug` preset), every poll loop counts its
+// polls and after poll_limit of them prints where it waited and executes __trap(): the launch
+// fails (cudaErrorLaunchFailure, reported by the next synchronizing call) instead of hanging.
+// poll_limit: 2^24 polls of an acquire load (an L2 round trip, about 0.4 us on an H200, not
+// measured here) and __nanosleep(32) is several seconds, far past any wait on a predecessor
+// that runs (tiles come from an atomic ticket, so every awaited block is resident).
+// On the sim the livelock report (src/sim/global_order.cpp) stops such a poll in every build,
+// so poll_bound counts nothing there, and cannot give up before that report.
+#if defined(__CUDACC__) && !defined(NDEBUG)
+#define AKX_BOUNDED_POLLS 1
+#include <stdio.h>
+#else
+#define AKX_BOUNDED_POLLS 0
+#endif
+
+namespace akx {
+constexpr uint32_t poll_limit = 1u << 24;
+
+struct poll_bound {
+#if AKX_BOUNDED_POLLS
+  uint32_t polls = 0;
+#endif
+  // One more poll of `addr` that found nothing; `what` names the loop.
+  AKX_DEVICE void step(const void *addr, const char *what) {
+#if AKX_BOUNDED_POLLS
+    if (++polls == poll_limit) {
+      printf("libakx (debug build): %s: block (%u,%u,%u) thread %u polled %p %u times and it "
+             "never changed; trapping instead of hanging (kernels/device.cuh, poll_bound)\n",
+             what, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, addr, polls);
+      __trap();
+    }
+#else
+    (void)addr;
+    (void)what;
+#endif
+  }
+};
+
+// In debug builds of the CUDA backend, a broken invariant of a kernel's status words (a
+// ticket past the tile count: another call reset the header mid-launch) traps with `what`,
+// as poll_bound does; elsewhere nothing (the sim's bounds checks and livelock report).
+AKX_DEVICE void debug_trap_if(bool broken, const char *what) {
+#if AKX_BOUNDED_POLLS
+  if (broken) {
+    printf("libakx (debug build): block (%u,%u,%u) thread %u: %s; trapping (kernels/device.cuh)\n",
+           blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, what);
+    __trap();
+  }
+#else
+  (void)broken;
+  (void)what;
+#endif
+}
+}  // namespace akx
+
 namespace akx {
 // A T moved in one instruction: a struct whose alignment is below its size (complex64 and
 // complex128: two 4- or 8-byte parts) is otherwise loaded part by part, two requests of half

@@ -9,7 +9,8 @@
 
 namespace akx {
 
-constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, false};
+// Opts in to shared memory above 48 KiB, as the scan tiles (kernels/scan_tile.cuh).
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
 
 template <class Src>
 struct findall_policy {
@@ -49,9 +50,9 @@ struct findall_policy {
 template <class Src>
 akx_status findall_launch(const akx__findall_plan &p, void *stream) {
   if (p.n == 0) return AKX_SUCCESS;
-  scan_layout layout;
-  size_t smem;
-  AKX_TRY(scan_tile_smem<long long>(p.layout, p.block_size, p.items_per_thread, &layout, &smem));
+  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
+  const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
+  const size_t smem = (size_t)p.smem_bytes;
   findall_policy<Src> pol;
   pol.src = static_cast<const Src *>(p.src);
   pol.map = p.src_map;

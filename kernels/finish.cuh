@@ -1,8 +1,8 @@
-// The finishing step every reduction pass stores through (seed
-// reduce-whole-array-on-device): a bare store of the accumulator (a partial, or a host
-// result the host finishes), or: apply init, fold into dst's previous value, convert the
-// accumulator to dst's dtype. init is applied exactly once, by the last pass; partials keep
-// the accumulator type until this final store, and dst never holds intermediate values.
+// The finishing step every reduction pass stores through (docs/reduce_whole.md): a bare
+// store of the accumulator (a partial, or a host result the host finishes), or: apply init,
+// fold into dst's previous value, convert the accumulator to dst's dtype. init is applied
+// exactly once, by the last pass; partials keep the accumulator type until this final store,
+// and dst never holds intermediate values.
 #pragma once
 #include "kernels/ops.cuh"
 #include "src/core/plan.h"
@@ -12,6 +12,9 @@ namespace akx {
 // The value part, shared by the device store below and the host finish (src/reduce/finish_host.cpp).
 template <class Op, class Acc>
 AKX_HD Acc finish_value(Acc v, const akx__finish &f, const Acc *previous) {
+  // Nothing was combined: the kernel's v is the identity (-0.0 for a float ADD), the result
+  // the op's empty value (+0.0), unless init or a previous value takes its place.
+  if (f.empty && !f.has_init && !previous) return empty_value<Op, Acc>();
   if (f.has_init) v = Op::apply(bitcast_<Acc>(f.init), v);
   if (previous) v = Op::apply(*previous, v);
   return v;

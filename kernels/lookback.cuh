@@ -108,8 +108,10 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint
   T mine = S::identity();
   auto fetch = [&](bool take) {
     if (take) {
+      poll_bound bound;  // debug builds of the CUDA backend: a trap, not a hang
       while (Order::poll(st.flags + (q - 1)) == 0u) {
         waited = true;
+        bound.step(st.flags + (q - 1), "look-back: the flag of an earlier tile");
         __nanosleep(32);
       }
       mine = gld(st.nodes + (q - 1));

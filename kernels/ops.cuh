@@ -42,9 +42,19 @@ AKX_HD bool is_nan(T x) {
   else return false;
 }
 
+// ADD's neutral element on floats is -0.0, IEEE 754's additive identity: -0.0 + x == x for
+// every x, where +0.0 + -0.0 == +0.0 would turn a sum or a scan of -0.0 into +0.0 wherever a
+// running value starts (a tile, a thread's run, a padded lane). A sum of nothing is +0.0 all
+// the same (numpy, Julia): that is empty_value below, which the finishing step and an
+// exclusive scan's empty prefix use.
 struct op_add {
   static constexpr akx_op id = AKX_OP_ADD;
-  template <class T> AKX_HD static T identity() { return cvt<T>(0); }
+  template <class T> AKX_HD static T identity() {
+    if constexpr (std::is_same<T, f16>::value || std::is_same<T, bf16>::value) return T{0x8000};
+    else if constexpr (is_cplx_v<T>) return T{-0.0, -0.0};
+    else if constexpr (std::is_floating_point<T>::value) return T(-0.0);
+    else return cvt<T>(0);
+  }
   template <class T> AKX_HD static T apply(T a, T b) {
     if constexpr (std::is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
     else if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
@@ -53,6 +63,18 @@ struct op_add {
     else return a + b;
   }
 };
+// The result of combining no element, with no init and no previous value: the op's identity,
+// but +0.0 for a float or complex ADD (numpy's and Julia's empty sum).
+template <class Op, class = void>
+struct is_add_op : std::false_type {};
+template <class Op>
+struct is_add_op<Op, std::void_t<decltype(Op::id)>> : std::bool_constant<Op::id == AKX_OP_ADD> {};
+template <class Op, class T>
+AKX_HD T empty_value() {
+  if constexpr (is_add_op<Op>::value) return cvt<T>(0);
+  else return Op::template identity<T>();
+}
+
 struct op_mul {
   static constexpr akx_op id = AKX_OP_MUL;
   template <class T> AKX_HD static T identity() { return cvt<T>(1); }

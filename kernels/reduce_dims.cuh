@@ -1,4 +1,4 @@
-// Reductions along dims (Julia's mapreducedim!, seed reduce-dims-shapes). The host
+// Reductions along dims (Julia's mapreducedim!, docs/reduce_dims_shapes.md). The host
 // (src/reduce/reduce_dims.c) canonicalises the problem to
 //   outputs: kept dims (kshape, src strides ksrc, dst strides kdst), innermost last;
 //   reduction: reduced dims (rshape, rstride), innermost last;

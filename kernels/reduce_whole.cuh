@@ -1,4 +1,4 @@
-// Whole-array reduction (seed reduce-whole-array-on-device), as CUB's DeviceReduce:
+// Whole-array reduction (docs/reduce_whole.md), as CUB's DeviceReduce:
 //   pass 1: at most target_blocks blocks stride over tiles of the input, each producing one
 //           partial (or, when one block covers the input, the finished result);
 //   pass 2: one block reduces the partials and stores through the finishing step.
@@ -57,7 +57,7 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
     if ((tile + 1) * tile_vecs <= a.nvec) {
       int k = 0;
       // Four independent loads before any use: 64 bytes in flight per thread (Little's law
-      // with at most 256 blocks needs them; the seed's 64 bytes of accumulator per thread).
+      // with at most 256 blocks needs them; AK's 64 bytes of accumulator per thread).
       for (; k + 4 <= L; k += 4) {
         const vec<Src, V> x0 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 0) * bd) * V);
         const vec<Src, V> x1 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 1) * bd) * V);

@@ -11,7 +11,8 @@ void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout
   scan_tile_body(p, status, tiles, ipt, layout);
 }
 
-// Shared memory of a tile, checked before anything is launched.
+// Shared memory of a tile of user partials (include/akx.cuh), checked before it launches; the
+// C API's plans size theirs in src/scan/tile_shared.cpp.
 template <class Acc>
 akx_status scan_tile_smem(int32_t layout_kind, int32_t bd, int32_t ipt, scan_layout *layout,
                           size_t *bytes) {
@@ -39,9 +40,9 @@ akx_status scan_launch_init(void *status, int64_t tiles, void *stream) {
 template <class Src, class Dst, class S>
 akx_status scan_launch_tiles(const akx__scan_plan &p, const kernel_info &info, void *stream) {
   using Acc = typename S::value_type;
-  scan_layout layout;
-  size_t smem;
-  AKX_TRY(scan_tile_smem<Acc>(p.layout, p.block_size, p.items_per_thread, &layout, &smem));
+  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
+  const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
+  const size_t smem = (size_t)p.smem_bytes;
   scan_policy<Src, Dst, S> pol;
   pol.src = static_cast<const Src *>(p.src);
   pol.dst = static_cast<Dst *>(p.dst);

@@ -3,11 +3,11 @@
 // A tile is loaded striped (thread t takes elements t, t + bd, ...: coalesced) and scanned
 // blocked (thread r walks its run of ipt consecutive elements). The striped phases touch
 // consecutive elements; the blocked phases touch element k of 32 runs at once, lane r at
-// word (r * run_bytes + k * w) / 4: with runs back to back (the seed's "before"), an even
+// word (r * run_bytes + k * w) / 4: with runs back to back (AK's unpadded tiles), an even
 // run of 4-byte partials puts lanes r and r + 32 / gcd(ipt, 32) in one bank.
 //
-// The seed pads even runs by one element (odd stride): conflict-free in the blocked phases
-// for w >= 4, but a striped request of 32 elements then spans more than 128 bytes and
+// AK's padded tiles add one element to even runs (odd stride): conflict-free in the blocked
+// phases for w >= 4, but a striped request of 32 elements then spans more than 128 bytes and
 // wraps onto the banks it started from (measured in the sim: 1.5-1.9x ideal on the striped
 // phases for w >= 4). Instead, for w >= 4 the runs stay back to back and run r's elements are
 // rotated by r(r) = ((r mod G) * min(lowbit(ipt), G)) / G, G = 128 / w lanes per phase:
@@ -17,7 +17,7 @@
 //  - striped: a request still covers whole runs or one run (ipt odd or a power of two), and a
 //    permutation within a run keeps the units it touches: conflict-free.
 // For w < 4 a run is padded to an odd number of 4-byte words (9 int8 -> 12 bytes, 8 halves
-// -> 20 bytes: DESIGN.md's rule): lane r's k-th element is in word odd * r + const, 32
+// -> 20 bytes: docs/scan_tiles.md): lane r's k-th element is in word odd * r + const, 32
 // distinct banks; a striped request of 32 elements of <= 2 bytes spans at most 128 bytes
 // even with the pads. Left: ipt = 2^b * o with o > 1 and w >= 4 (e.g. 6, 12) rotate the
 // blocked phases clean but leave the striped ones at up to 1.9x; ipt = 3 for 2-byte partials
@@ -41,7 +41,7 @@ struct scan_layout {
   AKX_HD static scan_layout make(int32_t layout, int32_t ipt, int32_t w) {
     scan_layout l{ipt, ipt, 0, 1};
     if (layout == AKX__SCAN_LAYOUT_DENSE) return l;
-    if (layout == AKX__SCAN_LAYOUT_ODD_STRIDE) {  // the seed: pad even runs of > 4-byte partials
+    if (layout == AKX__SCAN_LAYOUT_ODD_STRIDE) {  // AK's: pad even runs of > 4-byte partials
       if (w > 4 && ipt % 2 == 0) l.stride = ipt + 1;
       return l;
     }

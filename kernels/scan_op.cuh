@@ -4,8 +4,9 @@
 //  - seg_scan<Op, Acc>: the same op over (value, head) pairs, where a head starts a new
 //    sequence: many short slices scanned as one (Blelloch's segmented scan; associative, so
 //    tiles and look-back combine pairs exactly as they combine plain values);
-//  - functor_scan<F> (include/akx.cuh): a user functor, with an Optional value when F has no
-//    neutral element (AK's way for operators without one).
+//  - a user functor F (include/akx.cuh, functor_traits): plain_scan or seg_scan over
+//    functor_op<F>, or over optional_op<F, T> with Optional values when F has no neutral
+//    element (AK's way for operators without one).
 #pragma once
 #include "kernels/ops.cuh"
 
@@ -23,6 +24,7 @@ struct plain_scan {
   AKX_HD static bool head(const T &) { return false; }
   AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
   AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 template <class Acc>
@@ -46,6 +48,7 @@ struct seg_scan {
   AKX_HD static bool head(const T &t) { return t.head != 0; }
   AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
   AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 }  // namespace akx

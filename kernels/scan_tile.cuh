@@ -1,4 +1,4 @@
-// Tile scans with deterministic look-back (seed scan-padded-tiles, for CUDA): one tile per
+// Tile scans with deterministic look-back (docs/scan_tiles.md): one tile per
 // block, taken from a ticket. The tile body is shared by the whole-array scan (one
 // sequence), the slice scan (many sequences of n elements back to back in index space,
 // scanned as one segmented sequence: short slices share a tile, long ones span tiles) and
@@ -24,9 +24,11 @@ constexpr int scan_load_batch = 8;
 
 // Launch bounds: the scan families' largest block (kernels/block_limits.h). Registers: each
 // launch takes its instance's from kernels/kernel_resources.inc (resourced); the declared
-// figures are the float32 sum's there (CUDA 13.0, sm_90).
-constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, false};
-constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch, false};
+// figures are the float32 sum's there (CUDA 13.0, sm_90). The tiles opt in to shared memory
+// above 48 KiB: the runs of a large tile and the static scratch together may pass it
+// (src/scan/tile_shared.cpp checks the sum against the device).
+constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
+constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch, true};
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
@@ -62,7 +64,7 @@ struct scan_result {
   AKX_DEVICE Acc operator()(const typename S::T &before, const typename S::T &after,
                             bool head) const {
     if (!exclusive) return with_init(S::value(after));
-    if (head) return has_init ? init : S::acc_identity();
+    if (head) return has_init ? init : S::acc_empty();  // the empty prefix
     return with_init(S::value(before));
   }
 };
@@ -108,6 +110,8 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   if (tid == 0) ticket.st(0, atomicAdd(&st.head->ticket, 1ull));
   __syncthreads();
   const uint64_t t = ticket.ld(0);
+  debug_trap_if(t >= (uint64_t)tiles, "scan tile: a ticket past the tile count (the status "
+                                      "header was reset by another call mid-launch)");
   const int64_t tile_elems = (int64_t)bd * ipt;
   const int64_t base = (int64_t)t * tile_elems;
   const int64_t valid = p.total - base < tile_elems ? p.total - base : tile_elems;

@@ -2,12 +2,15 @@
 // compiled by the host compiler; the CUDA instantiation is the same source under nvcc).
 // float32 and float64 add without identity (Optional partials of 8 and 16 bytes), and a
 // non-commutative associative op (2x2 matrix product mod 2^32, with and without identity:
-// operand order must be kept).
+// operand order must be kept; odd determinants, so that products never collapse to zero and
+// an order error in any tile's prefix shows).
 #include <criterion/criterion.h>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 #include "akx.cuh"
+#include "akx_sim.h"
+#include "backend.h"  // akx__sim_set_capturing
 extern "C" {
 #include "fixture.h"
 }
@@ -49,12 +52,23 @@ std::vector<T> download(const T *dev, size_t n) {
   return v;
 }
 bool same(const mat2 &x, const mat2 &y) { return !memcmp(&x, &y, sizeof x); }
+// Small matrices with an odd determinant: invertible mod 2^32, so a running product never
+// collapses. (With even determinants every product picks up factors of 2 until it is all
+// zeros mod 2^32, after about a hundred factors, inside the first tile: every later prefix
+// is zero whatever order the tiles were combined in, and an order error cannot show.)
+// Element i is the first of its draws whose determinant a*d - b*c is odd.
 std::vector<mat2> matrices(size_t n, uint64_t seed) {
   std::vector<mat2> m(n);
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t r = ref_rand(seed, i);
-    m[i] = mat2{(uint32_t)(r & 7), (uint32_t)((r >> 3) & 7) + 1, (uint32_t)((r >> 6) & 3),
-                (uint32_t)((r >> 8) & 7) + 2};
+    for (uint64_t k = 0;; ++k) {
+      const uint64_t r = ref_rand(seed, i * 64 + k);
+      const mat2 x{(uint32_t)(r & 7), (uint32_t)((r >> 3) & 7) + 1, (uint32_t)((r >> 6) & 3),
+                   (uint32_t)((r >> 8) & 7) + 2};
+      if (((x.a * x.d - x.b * x.c) & 1u) == 1u) {
+        m[i] = x;
+        break;
+      }
+    }
   }
   return m;
 }
@@ -153,4 +167,39 @@ Test(akx_cuh, matrix_product_keeps_order) {
     check_matrices<matmul>(n, n);
     check_matrices<matmul_noid>(n, n + 1);
   }
+}
+
+// A host result while the stream captures a graph (akx__sim_set_capturing, src/core/backend.h):
+// refused before anything is enqueued, the result untouched; the scans, asynchronous, run on
+// the workspace a warm-up call sized.
+Test(akx_cuh, reduce_is_refused_during_a_capture) {
+  if (!tfx_is_sim(ctx)) cr_skip_test("the capture hook is the sim's");
+  const size_t n = 5000;
+  std::vector<float> x(n, 1.0f);
+  float *src = upload(x), *dst = static_cast<float *>(tfx_alloc(ctx, n * 4));
+  float total = -1;
+  cr_assert_eq(akx::reduce(ctx, src, (int64_t)n, &total, add_f32{}), AKX_SUCCESS, "%s",
+               akx_last_error());
+  cr_assert_eq(akx::scan_inclusive(ctx, dst, src, (int64_t)n, add_f32{}), AKX_SUCCESS, "%s",
+               akx_last_error());
+  total = -1;
+  cr_assert_eq(akx__sim_set_capturing(ctx, 1), AKX_SUCCESS);
+  cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS);
+  const akx_status st = akx::reduce(ctx, src, (int64_t)n, &total, add_f32{});
+  akx_sim_kernel_counters k{};
+  cr_assert_eq(akx_sim_counters_get(ctx, &k, nullptr, 0, nullptr), AKX_SUCCESS);
+  cr_expect_eq(st, AKX_ERROR_UNSUPPORTED, "%s: %s", akx_status_string(st), akx_last_error());
+  cr_expect(strstr(akx_last_error(), "akx::reduce") && strstr(akx_last_error(), "capturing"),
+            "the sentence: %s", akx_last_error());
+  cr_expect_eq(k.launches, 0u, "the refused reduce launched %llu kernels",
+               (unsigned long long)k.launches);
+  cr_expect_eq(akx::scan_inclusive(ctx, dst, src, (int64_t)n, add_f32{}), AKX_SUCCESS,
+               "a scan during the capture: %s", akx_last_error());
+  cr_assert_eq(akx__sim_set_capturing(ctx, 0), AKX_SUCCESS);
+  cr_expect_eq(total, -1.0f, "the refused reduce wrote its result");
+  std::vector<float> y = download(dst, n);
+  for (size_t i = 0; i < n; ++i)
+    cr_assert_eq(y[i], (float)(i + 1), "element %zu is %g", i, y[i]);
+  tfx_free(ctx, src);
+  tfx_free(ctx, dst);
 }

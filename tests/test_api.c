@@ -1,6 +1,6 @@
 /* The small parts of the public API: status strings, dtypes, array helpers, option
- * defaults, contexts and their info, the sim's device profiles, memory helpers, the
- * functions that are not implemented yet, and akx_last_error's thread-locality. */
+ * defaults, contexts and their info, the sim's device profiles, memory helpers, a scan and
+ * a findall through the API, and akx_last_error's thread-locality. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdint.h>

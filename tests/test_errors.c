@@ -1,4 +1,4 @@
-/* Bad input (issue 2, "Bad input"): each gets its documented status, a sentence in
+/* Bad input (include/akx.h's contract): each gets its documented status, a sentence in
  * akx_last_error() that names the argument at fault, and nothing is written (the result or
  * dst keeps a sentinel) or launched (the sim's launch counter does not move). */
 #include <criterion/criterion.h>

@@ -143,3 +143,42 @@ Test(lookback, plain_flag_store_is_caught, .timeout = 120) {
 Test(lookback, relaxed_flag_without_fence_is_caught, .timeout = 120) {
   cr_expect_gt(caught<order_no_fence>("no fence"), 0, "a relaxed flag without a fence was never caught");
 }
+
+// Another call's reset of the status in the middle of this launch (two contexts handed one
+// caller workspace, which akx_context_set_workspace now refuses): the ticket counter restarts
+// past tile 0, so no block ever takes tile 0 and every later tile polls for a flag nobody
+// sets. On a GPU that hangs (a debug build traps: kernels/device.cuh, poll_bound); the sim
+// must report it as a livelock at the look-back's poll, in every build, under every schedule.
+AKX_GLOBAL void lookback_after_reset_probe(probe_args a) {
+  const akx::lookback_status<affine> st = akx::lookback_status<affine>::at(a.status, a.tiles);
+  unsigned long long t = 0;
+  if (threadIdx.x == 0) t = atomicAdd(&st.head->ticket, 1ull);
+  t = akx::shfl_idx(akx::FULL_MASK, t, 0);
+  if (t >= (unsigned long long)a.tiles) return;  // tickets past the tile count
+  const affine prefix =
+      akx::lookback<affine_scan, akx::lookback_release_acquire>(st, t, akx::gld(a.agg + t));
+  if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
+}
+
+Test(lookback, a_status_reset_mid_launch_is_a_livelock_not_a_hang, .timeout = 120) {
+  for (const char *schedule : {"inorder", "random:1", "random:2", "random:3"}) {
+    setenv("AKX_SIM_SCHEDULE", schedule, 1);
+    sim_context sim;
+    const int64_t tiles = 64;
+    affine *agg = sim.alloc<affine>((size_t)tiles);
+    affine *out = sim.alloc<affine>((size_t)tiles);
+    void *status = sim.alloc<char>(akx::lookback_status<affine>::bytes(tiles));
+    for (int64_t t = 0; t < tiles; ++t) agg[t] = affine{3u, uint32_t(t)};
+    akx::lookback_status<affine>::at(status, tiles).head->ticket = 1;  // tile 0 never taken
+    const akx_status s = AKX_LAUNCH("lookback_after_reset_probe", lookback_after_reset_probe,
+                                    (unsigned)tiles, 32, 0, NULL,
+                                    probe_args{agg, status, tiles, out});
+    cr_expect_eq(s, AKX_ERROR_SIM_CHECK, "%s: %s (\"%s\")", schedule, akx_status_string(s),
+                 akx_last_error());
+    cr_expect(strstr(akx_last_error(), "livelock") != NULL &&
+                  strstr(akx_last_error(), "lookback.cuh") != NULL,
+              "%s: not a livelock at the look-back's poll: %s", schedule, akx_last_error());
+    cr_log_info("%s: %s", schedule, akx_last_error());
+    unsetenv("AKX_SIM_SCHEDULE");
+  }
+}

@@ -1137,7 +1137,7 @@ Test(mapreduce, workspace_size_grows) {
   tfx_close(ctx);
 }
 
-/* STYLE.md: the size query needs only shapes and dtypes (zstd), so a caller can size the
+/* The size query needs only shapes and dtypes (as zstd's do), so a caller can size the
  * workspace before it has the data. */
 Test(mapreduce, workspace_query_needs_only_shapes) {
   akx_context *ctx = tfx_open();

@@ -1,4 +1,4 @@
-/* The bench cases of issue 9 (Julia's sum(x; dims=...), column-major, float32 and bfloat16)
+/* akx-bench's dims cases (Julia's sum(x; dims=...), column-major, float32 and bfloat16)
  * at full size on the sim with its checks on: each result checked against the host, and a
  * table of what the sim counted (shape, grid, waves, sectors per request, bytes against the
  * minimum, model time) printed to stderr. The default run takes the cases up to 2^24

@@ -1,11 +1,12 @@
-/* akx_reduce_dims along any subset of dims (Julia's mapreducedim!, seed reduce-dims-shapes):
+/* akx_reduce_dims along any subset of dims (Julia's mapreducedim!, docs/reduce_dims_shapes.md):
  * against the host reference, every combination of reduced dims of 1- to 4-d arrays with
  * sizes 0..5 per dim and random sizes up to 100 (as AK's reduce tests); row- and
  * column-major, offset views, negative strides, broadcast sources; each shape of the
  * selector forced (AKX_REDUCE_DIMS_SHAPE) and reached naturally (asserted through
  * akx__reduce_dims_plan_shape); splits; init, fold, overwrite, narrow dst with a wide
- * accumulator; every dtype with ADD and MAX, each map; the selector's choices for the seed's
- * shapes on the rtx5080 and h200 profiles. */
+ * accumulator; every dtype with ADD and MAX, each map; the selector's choices for akx-bench's
+ * dims shapes on the rtx5080 and h200 profiles; each of the selector's thresholds and split
+ * rules with a case on each side of its boundary, derived from the device the context reports. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,10 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "internal.h" /* akx__context_reread_settings */
 #include "reduce/reduce_dims.h"
 #include "reference.h"
+#include "tuning.h"
 
 #define MSG 2048
 #define GUARD 64
@@ -320,6 +323,7 @@ Test(reduce_dims_shapes, each_shape_forced, .timeout = 300) {
       setenv("AKX_REDUCE_DIMS_SHAPE", k_forced[f], 1);
       if (split) setenv("AKX_REDUCE_DIMS_SPLITS", "3", 1);
       else unsetenv("AKX_REDUCE_DIMS_SPLITS");
+      cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
       for (int i = 0; i < nk; i++) {
         akx__reduce_dims_plan p = plan_of(ctx, &ks[i], AKX_FLOAT32);
         const int rows = f < 2;
@@ -460,6 +464,7 @@ Test(reduce_dims_shapes, float16_partials_never_in_dst_type) {
       setenv("AKX_REDUCE_DIMS_SHAPE", shapes[f], 1);
       if (split) setenv("AKX_REDUCE_DIMS_SPLITS", "4", 1);
       else unsetenv("AKX_REDUCE_DIMS_SPLITS");
+      cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
       cr_assert_eq(akx_reduce_dims(ctx, &dst, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL), AKX_SUCCESS,
                    "%s", akx_last_error());
       uint16_t got[24];
@@ -517,7 +522,7 @@ Test(reduce_dims_shapes, workspace_query_and_caller_buffer) {
   tfx_close(ctx);
 }
 
-/* ---- the selector on the seed's devices, for the bench cases (Julia's dims, column-major) ------------- */
+/* ---- the selector on both sim profiles, for the bench cases (Julia's dims, column-major) ------------- */
 
 typedef struct {
   int32_t ndim;
@@ -558,3 +563,247 @@ static void seed_choices(const char *device) {
 
 Test(reduce_dims_shapes, seed_choices_rtx5080) { seed_choices("rtx5080"); }
 Test(reduce_dims_shapes, seed_choices_h200) { seed_choices("h200"); }
+
+/* ---- each threshold of the selector, a case on each side -------------------------------------------
+ * src/reduce/reduce_dims.c's columns_shape and its split rules. The boundaries follow from the
+ * device the context reports (akx_context_info) and the dims kernels' block size (the tuning
+ * table), as the selector reads them; the arithmetic in the comments is the default sim
+ * profile's (h200: 132 SMs x 2048 threads = 270336 resident threads, blocks of 256). Each side
+ * asserts the shape (and the splits where a split rule is the boundary), then, where the case
+ * is cheap on the sim, the values against the host reference. */
+
+typedef struct {
+  int64_t threads; /* resident threads of the device: sm_count x max_threads_per_sm */
+  int64_t bd;      /* threads per block of the dims kernels */
+} dims_device;
+
+static dims_device dims_device_of(akx_context *ctx, akx_dtype acc) {
+  akx_context_info_t info;
+  cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS, "%s", akx_last_error());
+  const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_REDUCE_DIMS, info.cc_major, info.cc_minor,
+                                           akx_dtype_size(acc), NULL);
+  dims_device d = {(int64_t)info.sm_count * info.max_threads_per_sm, t.block_size};
+  cr_assert_gt(d.threads, 0, "akx_context_info: %d SMs x %d threads", info.sm_count,
+               info.max_threads_per_sm);
+  return d;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t lmin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* A row-major 2-d case reducing dim 0 (mask 1: strided reduction, outputs contiguous) or dim 1
+ * (mask 2: contiguous reduction). */
+static dims_case rm2(int64_t rows, int64_t cols, unsigned mask) {
+  const int64_t shape[2] = {rows, cols};
+  return case_of(2, shape, mask, 0);
+}
+
+/* One side of a boundary: the plan's shape, its splits when want_splits > 0, and with `run`
+ * the values (ADD of t into t) against the host reference. */
+static void side(akx_context *ctx, tfx_tally *tally, const char *what, const dims_case *k, akx_dtype t,
+                 const char *want, int32_t want_splits, int run) {
+  const akx__reduce_dims_plan p = plan_of(ctx, k, t);
+  cr_expect_str_eq(akx__reduce_dims_shape_name(p.shape), want, "%s: shape", what);
+  if (want_splits > 0)
+    cr_expect_eq(p.splits, want_splits, "%s: %d splits, expected %d", what, (int)p.splits, (int)want_splits);
+  if (run) {
+    char msg[MSG];
+    const dims_op o = op_make(t, AKX_MAP_IDENTITY, AKX_OP_ADD, t);
+    tfx_note(tally, run_case(ctx, k, &o, 7000u + (uint64_t)tally->checks, msg, sizeof msg), "%s: %s", what,
+             msg);
+  }
+}
+
+/* A strided reduction into contiguous outputs takes a thread per output when the reduction is
+ * shorter than 32: 31 does, 32 and 33 do not (100 outputs: 4 tiles of 32, far from filling any
+ * device, so the tiled kernel). The strided fallback's width follows the same rule: a thread per
+ * output below 32, 32 outputs per block from 32 on. */
+Test(reduce_dims_shapes, threshold_reduction_length_32) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  const dims_device dev = dims_device_of(ctx, AKX_FLOAT32);
+  cr_assert_lt(cdiv(100, 32) * dev.bd, dev.threads, "100 outputs would fill the device");
+  char what[128];
+  for (int64_t len = 31; len <= 33; len++) {
+    snprintf(what, sizeof what, "{%lld, 100} float32, reduce dim 0", (long long)len);
+    dims_case k = rm2(len, 100, 1u);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, len < 32 ? "per_thread" : "tiled", 0, 1);
+    /* {30, len, 40} every other element, reduce the middle: outputs contiguous in no dim */
+    const int64_t s3[3] = {30, len, 40};
+    k = case_of(3, s3, 2u, 0);
+    k.src_step = 2;
+    snprintf(what, sizeof what, "{30, %lld, 40} step 2, reduce dim 1", (long long)len);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "strided", 0, 1);
+    const akx__reduce_dims_plan p = plan_of(ctx, &k, AKX_FLOAT32);
+    cr_expect_eq(p.width, len < 32 ? dev.bd : 32, "%s: %d outputs per block", what, (int)p.width);
+  }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}
+
+/* A contiguous reduction takes a block per output when each of its threads gets at least one
+ * 16-byte vector (len x size >= block x 16; h200 float32: 256 x 16 / 4 = 1024 elements), else a
+ * warp per output. */
+Test(reduce_dims_shapes, threshold_warp_or_block_per_row) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  static const akx_dtype ts[] = {AKX_FLOAT32, AKX_FLOAT64, AKX_INT16};
+  char what[128];
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    const akx_dtype acc = ref_resolve_acc(ts[i], AKX_MAP_IDENTITY, AKX_OP_ADD, AKX_DTYPE_AUTO);
+    const dims_device dev = dims_device_of(ctx, acc);
+    const int64_t len = dev.bd * 16 / (int64_t)akx_dtype_size(ts[i]);
+    for (int64_t n = len - 1; n <= len; n++) {
+      snprintf(what, sizeof what, "{20, %lld} %s, reduce dim 1", (long long)n, akx_dtype_name(ts[i]));
+      const dims_case k = rm2(20, n, 2u);
+      side(ctx, &tally, what, &k, ts[i], n < len ? "warp_rows" : "rows", 0, 1);
+    }
+  }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}
+
+/* The single-pass shape the selector picks for n_out contiguous outputs of a reduction of len
+ * that is neither short nor over a 64 KiB row: tiled when outputs >= elements per output and
+ * 32-output tiles would not fill the device, else columns. */
+static const char *tiled_or_columns(const dims_device *dev, int64_t n_out, int64_t len) {
+  return n_out >= len && cdiv(n_out, 32) * dev->bd < dev->threads ? "tiled" : "columns";
+}
+
+/* A thread per output when a row of outputs is at least 64 KiB: one element under it is not. */
+Test(reduce_dims_shapes, threshold_row_of_outputs_64k, .timeout = 300) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  static const akx_dtype ts[] = {AKX_FLOAT32, AKX_BFLOAT16, AKX_FLOAT64, AKX_INT8};
+  char what[128];
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+    const akx_dtype acc = ref_resolve_acc(ts[i], AKX_MAP_IDENTITY, AKX_OP_ADD, AKX_DTYPE_AUTO);
+    const dims_device dev = dims_device_of(ctx, acc);
+    const int64_t at = 65536 / (int64_t)akx_dtype_size(ts[i]); /* float32: 16384 outputs */
+    for (int64_t n = at - 1; n <= at; n++) {
+      snprintf(what, sizeof what, "{40, %lld} %s, reduce dim 0", (long long)n, akx_dtype_name(ts[i]));
+      const dims_case k = rm2(40, n, 1u);
+      side(ctx, &tally, what, &k, ts[i], n < at ? tiled_or_columns(&dev, n, 40) : "per_thread", 0,
+           ts[i] == AKX_FLOAT32);
+    }
+  }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}
+
+/* Tiled while ceil(n_out / 32) tiles of 32 outputs x the block size stay under the device's
+ * resident threads, columns from there: T = ceil(threads / bd) tiles fill it (h200: 270336 / 256
+ * = 1056), so 32 (T - 1) = 33760 outputs are the last tiled and 33761 the first columns. int8
+ * keeps that row under 64 KiB (33761 bytes), where a thread per output would take it. And
+ * tiled only while outputs >= elements per output: 100 outputs of 100 are tiled, 99 are not. */
+Test(reduce_dims_shapes, threshold_fill, .timeout = 300) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  const dims_device dev = dims_device_of(ctx, AKX_INT64); /* int8 ADD widens to int64 */
+  const int64_t T = cdiv(dev.threads, dev.bd);
+  const int64_t last_tiled = 32 * (T - 1);
+  cr_assert_lt(last_tiled + 1, 65536, "the fill boundary (%lld outputs) is past a 64 KiB row of int8",
+               (long long)(last_tiled + 1));
+  char what[128];
+  for (int64_t n = last_tiled; n <= last_tiled + 1; n++) {
+    snprintf(what, sizeof what, "{32, %lld} int8, reduce dim 0 (fill at %lld tiles)", (long long)n,
+             (long long)T);
+    const dims_case k = rm2(32, n, 1u);
+    side(ctx, &tally, what, &k, AKX_INT8, n == last_tiled ? "tiled" : "columns", 0, 1);
+  }
+  for (int64_t n = 99; n <= 100; n++) {
+    snprintf(what, sizeof what, "{100, %lld} float32, reduce dim 0", (long long)n);
+    const dims_case k = rm2(100, n, 1u);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, n < 100 ? "columns" : "tiled", 0, 1);
+  }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}
+
+/* The splits of each output's reduction (splits_for and the single-pass shapes' rules):
+ *  - rows: a block per output; split while n_out blocks hold fewer than the resident threads,
+ *    into enough splits to fill them, each split keeping a block's worth (bd elements);
+ *  - columns: split likewise, each split keeping 4 loads for each of the bd / 32 threads on an
+ *    output;
+ *  - tiled and per_thread: split only below half a wave, and only while the partials stay
+ *    under 1/20 of the source bytes (len x size / (2 x acc x 20) splits at most). */
+Test(reduce_dims_shapes, threshold_splits, .timeout = 300) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  const dims_device dev = dims_device_of(ctx, AKX_FLOAT32);
+  const int64_t T = cdiv(dev.threads, dev.bd); /* blocks in a wave (h200: 1056) */
+  char what[160];
+
+  /* rows over the wave: T outputs of 1024 fill it (one split); T - 1 do not, and split in
+   * ceil(threads / ((T - 1) bd)) = 2, under the floor of 1024 / bd = 4. */
+  const int64_t len = dev.bd * 16 / 4; /* a block per output from here on */
+  for (int64_t n = T - 1; n <= T; n++) {
+    snprintf(what, sizeof what, "{%lld, %lld} float32, reduce dim 1 (rows, wave %lld)", (long long)n,
+             (long long)len, (long long)T);
+    const dims_case k = rm2(n, len, 2u);
+    const int32_t want = n == T ? 1 : (int32_t)lmin(cdiv(dev.threads, n * dev.bd), len / dev.bd);
+    cr_assert(n == T || want > 1, "%s: no split on the short side", what);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "rows", want, 1);
+  }
+  /* rows' floor: 8 outputs want ceil(threads / (8 bd)) = 132 splits, limited to len / bd:
+   * 5 bd - 1 elements give 4, 5 bd give 5. */
+  cr_assert_gt(cdiv(dev.threads, 8 * dev.bd), 5, "8 rows nearly fill the device");
+  for (int64_t n = 5 * dev.bd - 1; n <= 5 * dev.bd; n++) {
+    snprintf(what, sizeof what, "{8, %lld} float32, reduce dim 1 (rows' floor)", (long long)n);
+    const dims_case k = rm2(8, n, 2u);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "rows", n < 5 * dev.bd ? 4 : 5, 1);
+  }
+  /* columns' floor: 40 outputs of len (fewer than len: columns) in 2 blocks of 32 outputs want
+   * ceil(threads / (2 bd)) = 528 splits, limited to len / (bd / 32 x 4) = len / 32: 63 gives
+   * 1, 64 gives 2. */
+  const int64_t floor_c = dev.bd / 32 * 4;
+  cr_assert_gt(cdiv(dev.threads, 2 * dev.bd), 2, "2 blocks nearly fill the device");
+  for (int64_t n = 2 * floor_c - 1; n <= 2 * floor_c; n++) {
+    snprintf(what, sizeof what, "{%lld, 40} float32, reduce dim 0 (columns' floor)", (long long)n);
+    const dims_case k = rm2(n, 40, 1u);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "columns", n < 2 * floor_c ? 1 : 2, 1);
+  }
+  /* columns over the wave (the plan only: a billion elements): 32 (T - 1) outputs of one more
+   * element each take T - 1 blocks and split in 2; 32 (T - 1) + 1 take T blocks, a wave. int8
+   * keeps the row of outputs under 64 KiB. */
+  const dims_device dev8 = dims_device_of(ctx, AKX_INT64); /* int8 ADD widens to int64 */
+  const int64_t T8 = cdiv(dev8.threads, dev8.bd), floor8 = dev8.bd / 32 * 4;
+  cr_assert_lt(32 * (T8 - 1) + 1, 65536, "the wave (%lld blocks) is past a 64 KiB row of int8", (long long)T8);
+  for (int64_t n = 32 * (T8 - 1); n <= 32 * (T8 - 1) + 1; n++) {
+    snprintf(what, sizeof what, "{%lld, %lld} int8, reduce dim 0 (columns, wave)", (long long)(n + 1),
+             (long long)n);
+    const dims_case k = rm2(n + 1, n, 1u);
+    const int32_t want =
+        n == 32 * (T8 - 1) ? (int32_t)lmin(cdiv(dev8.threads, (T8 - 1) * dev8.bd), (n + 1) / floor8) : 1;
+    cr_assert(n > 32 * (T8 - 1) || want > 1, "%s: no split on the short side", what);
+    side(ctx, &tally, what, &k, AKX_INT8, "columns", want, 0);
+  }
+  /* tiled below half a wave: blocks of 8 float32 outputs split while blocks x bd x 2 < threads,
+   * H = ceil(threads / (2 bd)) = 528 blocks do not (h200: 528 x 256 x 2 = 270336 exactly), so
+   * 8 (H - 1) = 4216 outputs of 256 split, in min(ceil(threads / ((H - 1) bd)) = 3,
+   * 256 / (32 x 4) = 2, 256 x 4 / (2 x 4 x 20) = 6) = 2; 4217 outputs do not. */
+  const int64_t H = cdiv(dev.threads, 2 * dev.bd);
+  for (int64_t n = 8 * (H - 1); n <= 8 * (H - 1) + 1; n++) {
+    snprintf(what, sizeof what, "{256, %lld} float32, reduce dim 0 (tiled, half wave %lld blocks)",
+             (long long)n, (long long)H);
+    const dims_case k = rm2(256, n, 1u);
+    const int64_t per_output = dev.bd / 8;
+    const int32_t want =
+        n == 8 * (H - 1)
+            ? (int32_t)lmin(lmin(cdiv(dev.threads, (H - 1) * dev.bd), 256 / (per_output * 4)), 256 * 4 / 160)
+            : 1;
+    cr_assert(n > 8 * (H - 1) || want > 1, "%s: no split on the short side", what);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "tiled", want, n == 8 * (H - 1));
+  }
+  /* per_thread's partials share: 16384 float32 outputs (a 64 KiB row) in 16384 / bd blocks,
+   * under half a wave; len x 4 / (2 x 4 x 20) = len / 40 splits at most: 79 gives 1, 80 gives 2
+   * (under ceil(threads / 16384) = 17 and the floor of 80 / 4 = 20). */
+  cr_assert_lt(16384 * 2, dev.threads, "16384 threads are half a wave");
+  for (int64_t n = 79; n <= 80; n++) {
+    snprintf(what, sizeof what, "{%lld, 16384} float32, reduce dim 0 (per_thread's partials)", (long long)n);
+    const dims_case k = rm2(n, 16384, 1u);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "per_thread", n < 80 ? 1 : 2, 1);
+  }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}

@@ -1,4 +1,4 @@
-/* The whole-array reduction seen through the sim's counters (issue: sim counters): on the
+/* The whole-array reduction seen through the sim's counters (docs/reduce_whole.md): on the
  * vectorized path every global request touches the ideal number of sectors, there are at
  * most two launches, and the bytes read are the input plus the partials. Counters are
  * deterministic, so these are exact assertions. */

@@ -1,14 +1,15 @@
 /* The sim's counters of the scan tiles (deterministic, so asserted): shared wavefronts per
  * request within 1.05x of the ideal for 1-, 2-, 4-, 8- and 16-byte partials with odd and
  * even runs; ideal sectors per request on the striped loads and stores; bytes moved by a
- * whole-array scan = read n + write n + the look-back's status. The seed's layouts (runs
- * back to back, and its odd stride) are printed beside, for the record. */
+ * whole-array scan = read n + write n + the look-back's status. AK's layouts (runs back to
+ * back, and its odd stride: docs/scan_tiles.md) are printed beside, for the record. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "akx_sim.h"
 #include "fixture.h"
+#include "internal.h" /* akx__context_reread_settings */
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -39,6 +40,7 @@ static tile_figures scan_tile_figures(akx_dtype t, akx_op op, int32_t ipt, const
                                       int64_t n) {
   if (layout) setenv("AKX_SCAN_LAYOUT", layout, 1);
   else unsetenv("AKX_SCAN_LAYOUT");
+  cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
   const size_t sz = akx_dtype_size(t);
   unsigned char *host = tfx_xmalloc((size_t)n * sz);
   ref_fill_plain(host, t, n, 9);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal.h" /* akx__context_reread_settings */
 #include "scan_check.h"
 
 static akx_context *ctx;
@@ -99,6 +100,7 @@ Test(scan_dims, views_each_shape_forced) {
   for (int s = 0; s < 3; ++s) {
     if (shapes[s]) setenv("AKX_SCAN_SHAPE", shapes[s], 1);
     else unsetenv("AKX_SCAN_SHAPE");
+    cr_assert_eq(akx__context_reread_settings(ctx), AKX_SUCCESS, "%s", akx_last_error());
     for (int32_t dim = 0; dim < 3; ++dim) {
       const tfx_layout L = tfx_layout_sub(3, pshape, start, shape, step);
       tsc_case c = tsc_case_make(AKX_FLOAT32, AKX_OP_ADD);

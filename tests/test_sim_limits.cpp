@@ -105,6 +105,34 @@ Test(sim_limits, dynamic_shared_above_the_profile_maximum) {
   cr_expect(strstr(akx_last_error(), "232448") != NULL, "%s", akx_last_error());
 }
 
+// ---- static and dynamic together -----------------------------------------------------------------
+
+// 40 KiB of static shared memory beside the dynamic part: the driver counts the sum, against
+// 48 KiB without the opt-in and the profile's maximum with it.
+AKX_GLOBAL void static_and_dynamic_probe(float *out) {
+  AKX_SHARED_DYNAMIC(float, dyn);
+  AKX_SHARED(float, fixed, 40 * 256);
+  fixed.st(threadIdx.x, 1.0f);
+  dyn.st(threadIdx.x, 2.0f);
+  akx::gst(out + threadIdx.x, fixed.ld(threadIdx.x) + dyn.ld(threadIdx.x));
+}
+
+Test(sim_limits, static_plus_dynamic_over_48_kib_needs_the_opt_in) {
+  sim_context sim;
+  float *out = sim.alloc<float>(32);
+  // 40 KiB + 8 KiB fits 48 KiB; 40 KiB + 8 KiB + 16 does not, though each part alone would.
+  expect_success(AKX_LAUNCH("static_and_dynamic", static_and_dynamic_probe, 1, 32, 8 * 1024, NULL, out));
+  cr_expect_eq(out[31], 3.0f);
+  expect_sim_check(AKX_LAUNCH("static_and_dynamic", static_and_dynamic_probe, 1, 32, 8 * 1024 + 16, NULL, out),
+                   "shared memory size", "'fixed'", "40960 bytes of static", "8208 of dynamic", "49152",
+                   "without the opt-in");
+  // With the opt-in the same launch runs; the sum is then held against the profile's maximum.
+  expect_success(AKX_LAUNCH(dynamic_optin, static_and_dynamic_probe, 1, 32, 8 * 1024 + 16, NULL, out));
+  expect_success(AKX_LAUNCH(dynamic_optin, static_and_dynamic_probe, 1, 32, 232448 - 40960, NULL, out));
+  expect_sim_check(AKX_LAUNCH(dynamic_optin, static_and_dynamic_probe, 1, 32, 232448 - 40960 + 16, NULL, out),
+                   "shared memory size", "'fixed'", "232448", "opt-in maximum");
+}
+
 // ---- launch bounds -------------------------------------------------------------------------------
 
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(256) void bounded_probe(int *out) {

@@ -4,6 +4,7 @@
 #define AKX_BACKEND_H
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "akx.h"
 #include "plan.h"
 #include "device_profile.h"
@@ -13,6 +14,16 @@ extern "C" {
 
 typedef struct akx__backend akx__backend;
 
+/* Test and bench settings (src/core/settings.c), read from the environment once per context. */
+typedef struct {
+  int32_t scan_layout;  /* AKX_SCAN_LAYOUT: an akx__scan_layout */
+  int32_t scan_shape;   /* AKX_SCAN_SHAPE: an akx__scan_shape, -1 for the planner's choice */
+  int32_t dims_shape;   /* AKX_REDUCE_DIMS_SHAPE: an akx__dims_shape, -1 for the selector's */
+  int32_t dims_splits;  /* AKX_REDUCE_DIMS_SPLITS: 1..65535, 0 for the planner's */
+} akx__settings;
+/* AKX_ERROR_INVALID_ARGUMENT naming the variable for a value it does not take. */
+akx_status akx__read_settings(akx__settings *s);
+
 struct akx_context {
   const akx__backend *be;
   akx_context_info_t info;
@@ -20,11 +31,22 @@ struct akx_context {
   int device;
   void *stream;                       /* cudaStream_t; NULL on the sim */
   void *impl;                         /* the backend's private state */
+  akx__settings settings;
   struct {
     void *ptr;
     size_t bytes;
     int caller_owned;
     int64_t allocations; /* times the cached buffer was (re)allocated */
+    /* The cached buffer served a call while the stream was capturing: a graph may still
+     * write it, so it is never freed before akx_context_destroy (src/core/workspace.c). */
+    int captured;
+    void **retired; /* such buffers the context has since replaced */
+    size_t nretired, cap_retired;
+    /* The caller-owned range [held_lo, held_hi) in the registry of live contexts' caller
+     * workspaces (workspace.c), guarded by the registry's lock, not by `lock`. */
+    int held;
+    uintptr_t held_lo, held_hi;
+    struct akx_context *next_holder;
   } ws;
   /* Held by every call on the context (akx__lock): its stream, workspace and launches
    * belong to one call at a time. Recursive, so a call may use another entry point. */
@@ -42,6 +64,11 @@ struct akx__backend {
                        akx_copy_kind k);
   akx_status (*synchronize)(akx_context *ctx);
   akx_status (*set_stream)(akx_context *ctx, void *stream);
+  /* *capturing = 1 while work enqueued on the context's stream would be captured into a CUDA
+   * graph instead of running (cudaStreamIsCapturing: a capture active or invalidated; for the
+   * legacy stream, another stream capturing), else 0. The sim: what akx__sim_set_capturing
+   * last set. */
+  akx_status (*is_capturing)(const akx_context *ctx, int *capturing);
   /* 1 when [p, p + bytes) lies in memory this context's device can address (the sim: inside
    * one akx_malloc allocation; CUDA: cudaPointerGetAttributes of both ends), 0 otherwise. */
   int (*is_device_range)(const akx_context *ctx, const void *p, size_t bytes);
@@ -60,6 +87,13 @@ struct akx__backend {
 };
 
 extern const akx__backend akx__backend_sim;
+/* A sim context's akx_malloc block holding byte p: 1 and its start and size, else 0. For the
+ * sentence of a range that starts inside a block and runs past its end. */
+int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
+/* The sim has no streams: this marks a sim context's stream as capturing a graph (1) or not
+ * (0), so that tests see the decisions a CUDA context makes under cudaStreamBeginCapture
+ * (launches still run at once). AKX_ERROR_INVALID_ARGUMENT for a context not of the sim. */
+akx_status akx__sim_set_capturing(akx_context *ctx, int capturing);
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
 
 /* Kernel launchers, compiled from the same kernel source once per backend

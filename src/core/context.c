@@ -29,7 +29,16 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
   }
   akx_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "no host memory for a context");
-  akx_status s;
+  /* AUTO's CUDA probe may fail with a sentence before the sim opens: a success never writes
+   * akx_last_error(). */
+  akx__error_saved before;
+  akx__error_save(&before);
+  akx__settings settings;
+  akx_status s = akx__read_settings(&settings);
+  if (s != AKX_SUCCESS) {
+    free(ctx);
+    return s;
+  }
   if (backend == AKX_BACKEND_AUTO) {
     /* CUDA when a usable device exists, else the sim. */
     s = open_backend(ctx, &akx__backend_cuda, device);
@@ -43,11 +52,13 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     free(ctx);
     return s;
   }
+  ctx->settings = settings;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&ctx->lock, &attr);
   pthread_mutexattr_destroy(&attr);
+  akx__error_restore(&before);
   *out = ctx;
   return AKX_SUCCESS;
 }
@@ -58,7 +69,7 @@ void akx_context_destroy(akx_context *ctx) {
    * the caller's bug, but it need not crash the call). */
   akx__lock(ctx);
   ctx->be->synchronize(ctx);
-  akx__workspace_release(ctx);
+  akx__workspace_destroy(ctx);
   ctx->be->close(ctx);
   akx__unlock(ctx);
   pthread_mutex_destroy(&ctx->lock);
@@ -72,8 +83,30 @@ akx_status akx__locked_status(const akx_context *ctx, akx_status s) {
   return s;
 }
 
+static akx_status refuse_if_capturing_locked(const akx_context *ctx, const char *call,
+                                             const char *why, const char *instead) {
+  AKX_TRY(akx__check_context(ctx));
+  int capturing = 0;
+  AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
+  if (!capturing) return AKX_SUCCESS;
+  return akx__fail(AKX_ERROR_UNSUPPORTED,
+                   "%s: the context's stream is capturing a CUDA graph and %s, which a capture "
+                   "cannot hold: %s",
+                   call, why,
+                   instead ? instead
+                           : "call it before cudaStreamBeginCapture or after cudaStreamEndCapture");
+}
+
+akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call, const char *why,
+                                    const char *instead) {
+  return AKX_LOCKED(ctx, refuse_if_capturing_locked(ctx, call, why, instead));
+}
+
 static akx_status context_set_stream_locked(akx_context *ctx, void *stream) {
   AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_context_set_stream",
+                                   "switching streams first waits for the current one",
+                                   "set the stream before cudaStreamBeginCapture"));
   /* The backend synchronizes the old stream first: the workspace is never used by two
    * streams at once. */
   AKX_TRY(ctx->be->set_stream(ctx, stream));
@@ -87,22 +120,23 @@ static akx_status context_set_workspace_locked(akx_context *ctx, void *ptr, size
   if (ptr && !bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is 0 for a non-NULL ptr");
   if (ptr && (uintptr_t)ptr % 256)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ptr = %p is not 256-byte aligned", ptr);
+  /* Another context's buffer is named as such first (on the sim it is not this context's
+   * memory either, which says less). */
+  if (ptr) AKX_TRY(akx__workspace_check_shared(ctx, ptr, bytes));
   if (ptr && ctx->be->is_device_range(ctx, ptr, bytes) == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "ptr = %p (+%zu bytes) is not device memory of this context (use akx_malloc)", ptr, bytes);
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_context_set_workspace",
+                                   "the old workspace is first waited for (synchronized)",
+                                   "hand the context its workspace before cudaStreamBeginCapture"));
   /* Work already queued may still use the old workspace. */
   AKX_TRY(ctx->be->synchronize(ctx));
-  akx__workspace_release(ctx);
-  if (ptr) {
-    ctx->ws.ptr = ptr;
-    ctx->ws.bytes = bytes;
-    ctx->ws.caller_owned = 1;
-  }
-  return AKX_SUCCESS;
+  return akx__workspace_set(ctx, ptr, bytes);
 }
 
 static akx_status synchronize_locked(akx_context *ctx) {
   AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_synchronize", "it waits for the stream", NULL));
   return ctx->be->synchronize(ctx);
 }
 
@@ -138,6 +172,10 @@ static akx_status free_locked(akx_context *ctx, void *ptr) {
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "ptr = %p is the workspace this context holds (akx_context_set_workspace): "
                      "hand it back with akx_context_set_workspace(ctx, NULL, 0) first", ptr);
+  if (akx__workspace_is_retired(ctx, ptr))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "ptr = %p is a workspace this context used during a stream capture (a "
+                     "graph may still write it): akx_context_destroy frees it", ptr);
   return ctx->be->free(ctx, ptr);
 }
 
@@ -152,6 +190,8 @@ static akx_status memcpy_locked(akx_context *ctx, void *dst, const void *src, si
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "src = %p (+%zu bytes) is not device memory of this context", src, bytes);
   if (k != AKX_COPY_DEVICE_TO_HOST && ctx->be->is_device_range(ctx, dst, bytes) == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst = %p (+%zu bytes) is not device memory of this context", dst, bytes);
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_memcpy", "the copy is waited for (synchronized)",
+                                   "copy with cudaMemcpyAsync on the stream, or outside the capture"));
   return ctx->be->memcpy(ctx, dst, src, bytes, k);
 }
 
@@ -195,4 +235,14 @@ static akx_status context_run_locked(akx_context *ctx, size_t workspace_bytes,
 akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
                            akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg) {
   return AKX_LOCKED(ctx, context_run_locked(ctx, workspace_bytes, fn, arg));
+}
+
+akx_status akx__context_reread_settings(akx_context *ctx) {
+  AKX_TRY(akx__check_context(ctx));
+  akx__settings s;
+  AKX_TRY(akx__read_settings(&s));
+  akx__lock(ctx);
+  ctx->settings = s;
+  akx__unlock(ctx);
+  return AKX_SUCCESS;
 }

@@ -6,10 +6,10 @@
  *    spec sheets (H200 SXM: 132 SMs; RTX 5080: 84 SMs);
  *  - bandwidth_gbs: spec sheet peak (H200: 4.8 TB/s HBM3e; RTX 5080: 30 Gbps GDDR7 on a
  *    256-bit bus = 960 GB/s);
- *  - copy_gbs: device-to-device copy bandwidth as measured (H200: ~4.3 TB/s, the figure
- *    the project's issues quote; RTX 5080: ~850 GB/s, the project brief's estimate);
+ *  - copy_gbs: device-to-device copy bandwidth (H200: ~4.3 TB/s, a quoted measurement;
+ *    RTX 5080: ~850 GB/s, an estimate; neither measured with this library yet);
  *  - bytes_in_flight_per_sm: bytes of loads a SM must have in flight to saturate DRAM
- *    (Little's law). H200: 48 KiB, CUB's sm_90 tuning; RTX 5080: 32 KiB, the brief's
+ *    (Little's law). H200: 48 KiB, CUB's sm_90 tuning; RTX 5080: 32 KiB, an
  *    estimate for a GDDR7 part with fewer SMs;
  *  - l2_bytes: H200 50 MiB: NVIDIA's "NVIDIA Hopper Architecture In-Depth" (developer
  *    blog, 2022) and the H100 Tensor Core GPU Architecture whitepaper give H100 SXM5 a
@@ -18,9 +18,9 @@
  *    whitepaper; TechPowerUp's RTX 5080 Founders Edition review: "64 MB", as the RTX 4080).
  *    Not yet compared with a device's cudaDeviceProp::l2CacheSize. The sim's model reports
  *    whether a launch's footprint fits L2 but still prices DRAM;
- *  - dram_latency_ns, launch_us: typical values (the brief), used only by the sim's model
+ *  - dram_latency_ns, launch_us: typical values (estimates), used only by the sim's model
  *    (dram_latency_ns: the cost of each dependent release->acquire step between blocks);
- *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, the brief's 2.6).
+ *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, rounded to 2.6).
  */
 #include "device_profile.h"
 

@@ -25,7 +25,7 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
     a = requested;
   }
   if (!akx::op_allowed(a, op))
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "op %s is not defined on a %s accumulator (source %s, map %s)%s",
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "op %s is not defined on %s accumulators (source %s, map %s)%s",
                      akx__op_name(op), akx_dtype_name(a), akx_dtype_name(src), akx__map_name(map),
                      akx::is_complex(a) ? ": complex numbers have no order"
                      : akx::is_float(a) ? ": bit ops need integers or bool"

@@ -1,6 +1,7 @@
 /* The thread-local sentence behind akx_last_error(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "error.h"
 
 static _Thread_local char last_error[1024];
@@ -14,3 +15,6 @@ akx_status akx__fail(akx_status s, const char *fmt, ...) {
   va_end(ap);
   return s;
 }
+
+void akx__error_save(akx__error_saved *saved) { memcpy(saved->text, last_error, sizeof last_error); }
+void akx__error_restore(const akx__error_saved *saved) { memcpy(last_error, saved->text, sizeof last_error); }

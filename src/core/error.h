@@ -14,6 +14,12 @@ akx_status akx__fail(akx_status s, const char *fmt, ...)
 #endif
     ;
 
+/* The calling thread's sentence, kept and put back: a call that succeeds after an internal
+ * attempt failed (akx_context_create's CUDA probe) leaves akx_last_error() as it found it. */
+typedef struct { char text[1024]; } akx__error_saved;
+void akx__error_save(akx__error_saved *saved);
+void akx__error_restore(const akx__error_saved *saved);
+
 #define AKX_TRY(expr)                     \
   do {                                    \
     akx_status akx_try_s_ = (expr);       \

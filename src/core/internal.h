@@ -12,8 +12,10 @@ extern "C" {
 
 const char *akx__op_name(akx_op op);
 const char *akx__map_name(akx_map m);
+/* "rows", "columns", ... (src/reduce/reduce_dims.c) */
+const char *akx__reduce_dims_shape_name(int shape);
 
-/* ---- validation (src/validate.c) ---- */
+/* ---- validation (src/core/validate.c) ---- */
 akx_status akx__check_context(const akx_context *ctx);
 /* What validation learns of an array on the way. */
 typedef struct {
@@ -51,7 +53,7 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 
-/* ---- dtype rules (src/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
+/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested,
                             akx_dtype *acc);
@@ -74,11 +76,38 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
  * product of an array's nonzero extents. */
 int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int32_t narrays);
 
-/* ---- workspace (src/workspace.c) ---- */
+/* Reads the environment's settings (src/core/settings.c) into ctx again; nothing changes on
+ * failure. For in-tree programs that change a setting between calls on one context (akx-bench's
+ * layout passes, tests that force shapes); a user's context keeps those it was created with. */
+akx_status akx__context_reread_settings(akx_context *ctx);
+
+/* ---- workspace (src/core/workspace.c) ---- */
 /* A device buffer of at least `bytes` for this call: the caller's (too small:
- * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed. */
+ * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the stream
+ * captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
-void akx__workspace_release(akx_context *ctx);
+/* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.
+ * Refuses (nothing changed) a range another live context holds. */
+akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes);
+/* The refusal akx__workspace_set would give for [ptr, ptr + bytes), without taking it. */
+akx_status akx__workspace_check_shared(const akx_context *ctx, const void *ptr, size_t bytes);
+/* The live context whose caller-owned workspace meets [ptr, ptr + bytes), or NULL. */
+const akx_context *akx__workspace_holder(const void *ptr, size_t bytes);
+/* 1 when ptr is a cached buffer the context retired (a captured graph may still use it). */
+int akx__workspace_is_retired(const akx_context *ctx, const void *ptr);
+/* Frees the cached and retired buffers and gives back the caller's range (destroy). */
+void akx__workspace_destroy(akx_context *ctx);
+
+/* ---- stream capture (src/core/context.c) ---- */
+/* AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph, else AKX_SUCCESS:
+ * for what would synchronize or copy to the host. The sentence names `call`, says `why` and
+ * what to do `instead` (NULL: call it outside the capture). Takes the context's lock
+ * (include/akx.cuh calls it too). */
+akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call, const char *why,
+                                    const char *instead);
+
+/* "s" unless n is 1: "1 element", "2 elements". */
+static inline const char *akx__plural(int64_t n) { return n == 1 ? "" : "s"; }
 
 #define AKX__ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 

@@ -11,16 +11,16 @@ extern "C" {
 #define AKX_ALIGNAS(n) _Alignas(n)
 #endif
 
-/* The finishing step every reduction pass stores through (seed
- * reduce-whole-array-on-device): bare = store the accumulator as is (a partial, or a host
- * result finished on the host); otherwise apply init, fold into dst's previous value, and
- * convert the accumulator to dst_dtype. */
+/* The finishing step every reduction pass stores through (docs/reduce_whole.md): bare =
+ * store the accumulator as is (a partial, or a host result finished on the host); otherwise
+ * apply init, fold into dst's previous value, and convert the accumulator to dst_dtype. */
 typedef struct {
   void *dst;
   int32_t dst_dtype; /* akx_dtype */
   int32_t bare;
   int32_t fold;
   int32_t has_init;
+  int32_t empty;     /* no element is reduced into an output (kernels/ops.cuh's empty_value) */
   AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
 } akx__finish;
 
@@ -108,6 +108,7 @@ typedef struct {
   int32_t block_size, items_per_thread;
   int32_t layout;       /* akx__scan_layout */
   int64_t tiles;
+  int64_t smem_bytes;   /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   /* columns kernels: n split into `chunks` of chunk_len (1 chunk: one pass) */
   int64_t chunks, chunk_len;
   int32_t shape;        /* akx__scan_shape */
@@ -125,8 +126,8 @@ typedef enum {
 typedef enum {
   AKX__SCAN_LAYOUT_CONFLICT_FREE = 0, /* default: rotated runs (>= 4-byte partials), padded
                                          to an odd word count (smaller ones) */
-  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (the seed's "before") */
-  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* the seed's "after": even runs padded by one element */
+  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (AK's unpadded tiles) */
+  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* AK's padded tiles: even runs padded by one element */
 } akx__scan_layout;
 
 /* findall (kernels/findall.cuh): nonzero flags -> tile scan -> scatter of positions. */
@@ -139,6 +140,7 @@ typedef struct {
   int64_t capacity;
   int32_t block_size, items_per_thread, layout;
   int64_t tiles;
+  int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   void *status;           /* workspace (kernels/lookback.cuh); the count at its head */
 } akx__findall_plan;
 

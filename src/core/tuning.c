@@ -12,17 +12,17 @@ typedef struct {
 } tuning_row;
 
 static const tuning_row rows[] = {
-    /* Seed reduce-whole-array-on-device: 256 threads, target_blocks 256 (the per-backend
-     * default), items_per_thread = 64 bytes of accumulator per thread ("within 1% of the
-     * best setting for Float32 from 10^4 to 10^8" on an RTX 5080, cc 12.0). */
+    /* AK's whole-array reduction (docs/reduce_whole.md): 256 threads, target_blocks 256 (its
+     * per-backend default), items_per_thread = 64 bytes of accumulator per thread ("within
+     * 1% of the best setting for Float32 from 10^4 to 10^8" on an RTX 5080, cc 12.0). */
     {AKX__FAMILY_REDUCE_WHOLE, 0, 0, 0, {256, 0, 256}},
     {AKX__FAMILY_REDUCE_WHOLE, 12, 0, 0, {256, 0, 256}},
     /* H200 (cc 9.0, 132 SMs): by Little's law DRAM needs ~48 KiB in flight per SM (CUB's
      * sm_90 tuning), 6.2 MiB in all. 256 blocks x 256 threads x 64 bytes is 4 MiB: too few
      * to saturate; 4 blocks per SM (528) give 8.3 MiB. Not yet measured on the GPU. */
     {AKX__FAMILY_REDUCE_WHOLE, 9, 0, 0, {256, 0, 528}},
-    /* Reductions along dims (kernels/reduce_dims.cuh): block_size only. The seed
-     * (reduce-dims-shapes) fixes the tile shapes (8 and 32 outputs per block) and adds no
+    /* Reductions along dims (kernels/reduce_dims.cuh): block_size only. AK's rules
+     * (docs/reduce_dims_shapes.md) fix the tile shapes (8 and 32 outputs per block) and add no
      * tuning parameter; 256 threads is AK's and PyTorch's Reduce.cuh block. items_per_thread
      * and target_blocks are not read: loads in flight are four per thread in every body, and
      * splits follow from the device's resident threads (src/reduce/reduce_dims.c). Not yet
@@ -30,11 +30,11 @@ static const tuning_row rows[] = {
     {AKX__FAMILY_REDUCE_DIMS, 0, 0, 0, {256, 0, 0}},
     {AKX__FAMILY_REDUCE_DIMS, 9, 0, 0, {256, 0, 0}},
     {AKX__FAMILY_REDUCE_DIMS, 12, 0, 0, {256, 0, 0}},
-    /* Tile scans (kernels/scan_tile.cuh), per partial size. A tile of ~16 KiB of partials
-     * (the seed's tiles: 256 threads x 8 items of 8 bytes) amortises the look-back; items
-     * are odd or a power of two, the counts kernels/scan_layout.cuh keeps conflict-free for
-     * both the striped and the blocked phases. Smaller partials get longer runs: 1- and
-     * 2-byte tiles would otherwise be 4-8 KiB. target_blocks is not read (one tile per
+    /* Tile scans (kernels/scan_tile.cuh, docs/scan_tiles.md), per partial size. A tile of
+     * ~16 KiB of partials (AK's tiles: 256 threads x 8 items of 8 bytes) amortises the
+     * look-back; items are odd or a power of two, the counts kernels/scan_layout.cuh keeps
+     * conflict-free for both the striped and the blocked phases. Smaller partials get longer
+     * runs: 1- and 2-byte tiles would otherwise be 4-8 KiB. target_blocks is not read (one tile per
      * block, grid = tiles). Not yet measured on a GPU. */
     {AKX__FAMILY_SCAN_TILE, 0, 0, 1, {256, 32, 0}},
     {AKX__FAMILY_SCAN_TILE, 0, 0, 2, {256, 32, 0}},

@@ -20,6 +20,10 @@ size_t akx__dtype_alignment(akx_dtype t) {
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
                             int flags, akx__extent *ext) {
   if (!a) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
+  if (a->dtype == AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "%s->dtype is -1, AKX_DTYPE_AUTO, which is for opts->acc only: give %s the dtype "
+                     "of its elements", name, name);
   if ((int)a->dtype < AKX_BOOL || (int)a->dtype > AKX_COMPLEX128)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->dtype is %d, which is not an akx_dtype",
                      name, (int)a->dtype);
@@ -49,7 +53,9 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] = %" PRId64 " is INT64_MIN (-2^63), which no array can step by",
                        name, (int)d, s);
-    if (!(flags & AKX__ARRAY_SOURCE) && s == 0 && n > 1)
+    /* An empty array has no elements to share memory: Julia and numpy give it zero strides
+     * on dims of nonzero size (strides(zeros(2, 0, 3)) == (1, 2, 0)). */
+    if (!(flags & AKX__ARRAY_SOURCE) && !empty && s == 0 && n > 1)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->strides[%d] is 0 with shape %" PRId64 "; only sources may repeat elements",
                        name, (int)d, n);
@@ -110,15 +116,15 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
         if (llabs(a->strides[d]) <= reach)
           return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                            "%s->strides[%d] = %" PRId64 " makes two elements of %s share memory: "
-                           "it does not step past the %" PRId64 " elements its smaller dims span",
-                           name, (int)d, a->strides[d], name, reach + 1);
+                           "it does not step past the %" PRId64 " element%s its smaller dims span",
+                           name, (int)d, a->strides[d], name, reach + 1, akx__plural(reach + 1));
         reach += (a->shape[d] - 1) * llabs(a->strides[d]);
       }
     }
     if (!(flags & AKX__ARRAY_MEMORY)) goto done;
     if (!a->data)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->data is NULL but %s has %" PRId64 " elements",
-                       name, name, count);
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->data is NULL but %s has %" PRId64 " element%s",
+                       name, name, count, akx__plural(count));
     if ((uintptr_t)a->data % akx__dtype_alignment(a->dtype) != 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->data = %p is not aligned to its %s elements (%zu bytes)", name, a->data,
@@ -128,12 +134,22 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s->data = %p with offsets down to %" PRId64 " bytes wraps around the "
                        "address space", name, a->data, lo_bytes);
-    if (ctx->be->is_device_range(ctx, first, (size_t)extent) == 0)
+    if (ctx->be->is_device_range(ctx, first, (size_t)extent) == 0) {
+      const void *base;
+      size_t block;
+      if (ctx->be->kind == AKX_BACKEND_SIM && akx__sim_allocation_of(ctx, first, &base, &block))
+        return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                         "%s (bytes %p..+%" PRId64 ") ends %" PRIu64 " bytes past the end of its "
+                         "akx_malloc allocation (a %zu-byte block at %p)",
+                         name, (const void *)first, extent,
+                         (uint64_t)((uintptr_t)first + (uintptr_t)extent - ((uintptr_t)base + block)),
+                         block, base);
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "%s (bytes %p..+%" PRId64 ") is not device memory of this %s context%s", name,
                        (const void *)first, extent,
                        ctx->be->kind == AKX_BACKEND_SIM ? "sim" : "CUDA",
                        ctx->be->kind == AKX_BACKEND_SIM ? ": allocate it with akx_malloc" : "");
+    }
   }
 done:
   if (ext) {
@@ -161,7 +177,8 @@ akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, co
 
 akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
                                  const char *family) {
-  const int device_max = ctx->profile ? ctx->profile->max_threads_per_block : 1024;
+  /* No context: the result-dtype query, which knows no device (CUDA's limit, 1024). */
+  const int device_max = ctx && ctx->profile ? ctx->profile->max_threads_per_block : 1024;
   if (block_size != 0 && block_size > kernel_max && block_size <= device_max &&
       block_size % 32 == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,

@@ -195,6 +195,25 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
   return AKX_SUCCESS;
 }
 
+// Stream capture (cudaStreamBeginCapture): work enqueued now becomes a graph node instead of
+// running. An invalidated capture still counts (the caller ends it with cudaStreamEndCapture);
+// the legacy stream cannot be used at all while another stream captures in global or
+// thread-local mode (cudaErrorStreamCaptureImplicit), so it counts as capturing too.
+akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = 0;
+  AKX_TRY(use_device(ctx));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(stream_of(ctx), &status);
+  if (e == cudaErrorStreamCaptureImplicit) {
+    (void)cudaGetLastError();
+    *capturing = 1;
+    return AKX_SUCCESS;
+  }
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamIsCapturing");
+  *capturing = status != cudaStreamCaptureStatusNone;
+  return AKX_SUCCESS;
+}
+
 // A device pointer cannot be told from a host one without a driver call per argument
 // (cudaPointerGetAttributes); the CUDA backend accepts and lets the kernel fault instead.
 // Can this context's device address the byte at p? Device memory of this device, managed
@@ -274,13 +293,23 @@ extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *k
                      "kernel '%s': a block of %u threads is more than its launch bounds "
                      "(__launch_bounds__(%d)) allow",
                      kernel_name, threads, max_threads);
-  if (smem_bytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
+  // The driver counts the kernel's static shared memory and the launch's dynamic part against
+  // one limit: 48 KiB without the opt-in attribute.
+  cudaFuncAttributes attr;
+  cudaError_t fe = cudaFuncGetAttributes(&attr, kernel);
+  if (fe != cudaSuccess) {
+    (void)cudaGetLastError();
+    return akx__fail(AKX_ERROR_DEVICE, "kernel '%s': cudaFuncGetAttributes failed: %s (%s)",
+                     kernel_name, cudaGetErrorString(fe), cudaGetErrorName(fe));
+  }
+  if (smem_bytes + attr.sharedSizeBytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
   if (!smem_optin)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic shared memory without the opt-in: above "
-                     "%d bytes a kernel must be declared with smem_optin (the CUDA backend then "
-                     "sets cudaFuncAttributeMaxDynamicSharedMemorySize)",
-                     kernel_name, smem_bytes, akx__static_shared_limit);
+                     "kernel '%s': %zu bytes of dynamic and %zu of static shared memory without "
+                     "the opt-in: above %d bytes together a kernel must be declared with "
+                     "smem_optin (the CUDA backend then sets "
+                     "cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                     kernel_name, smem_bytes, (size_t)attr.sharedSizeBytes, akx__static_shared_limit);
   // Set before every such launch (a cheap host-side call): the attribute is per kernel and
   // per device, and the launch may be on another device than the last one.
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -305,6 +334,7 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_memcpy,           // memcpy
     cuda_synchronize,      // synchronize
     cuda_set_stream,       // set_stream
+    cuda_is_capturing,     // is_capturing
     cuda_is_device_range,  // is_device_range
     cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch>,
     cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch>,

@@ -19,6 +19,10 @@ static akx_status nocuda_memcpy(akx_context *ctx, void *dst, const void *src, si
 }
 static akx_status nocuda_synchronize(akx_context *ctx) { return unavailable(); }
 static akx_status nocuda_set_stream(akx_context *ctx, void *stream) { return unavailable(); }
+static akx_status nocuda_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = 0;
+  return unavailable();
+}
 static int nocuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) { return 0; }
 static akx_status nocuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
   return unavailable();
@@ -44,6 +48,7 @@ const akx__backend akx__backend_cuda = {
     .memcpy = nocuda_memcpy,
     .synchronize = nocuda_synchronize,
     .set_stream = nocuda_set_stream,
+    .is_capturing = nocuda_is_capturing,
     .is_device_range = nocuda_is_device_range,
     .reduce_whole = nocuda_reduce_whole,
     .reduce_dims = nocuda_reduce_dims,

@@ -1,4 +1,4 @@
-/* akx_reduce_dims: Julia's mapreducedim! (seed reduce-dims-shapes).
+/* akx_reduce_dims: Julia's mapreducedim! (docs/reduce_dims_shapes.md).
  *
  * The ladder: validate -> canonicalise -> select a shape (one function, columns_shape) ->
  * workspace -> launch through the backend -> check.
@@ -11,10 +11,10 @@
  *   - contiguous reduction: the innermost reduced dim has stride 1 (reduced elements are
  *     adjacent in memory): a block or a warp per output, 16-byte loads;
  *   - strided reduction into outputs contiguous in the source (the innermost kept dim has
- *     stride 1): per-thread, tiled or columns, by the seed's rules;
+ *     stride 1): per-thread, tiled or columns, by AK's rules;
  *   - anything else: the general strided kernel (slower, never wrong);
- *   - one output: the whole-array path (seed reduce-whole-array-on-device).
- * Test hooks: AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
+ *   - one output: the whole-array path (docs/reduce_whole.md).
+ * Test settings (read once per context, src/core/settings.c): AKX_REDUCE_DIMS_SHAPE=rows|warp_rows|per_thread|tiled|columns|strided forces a
  * shape where it can take the input (rows and warp_rows need a contiguous reduction; the
  * others take any layout); AKX_REDUCE_DIMS_SPLITS=N forces N splits of each output's
  * reduction (any shape but the whole-array one). */
@@ -25,16 +25,16 @@
 #include "reduce_whole.h"
 #include "tuning.h"
 
-/* ---- the seed's thresholds (reduce-dims-shapes, AK's _columns_shape) -------------------------- */
+/* ---- the thresholds (AK's _columns_shape; sources in docs/reduce_dims_shapes.md) ------------- */
 /* One thread per output when a row of outputs is at least this many bytes ... */
 #define AKX__PER_THREAD_ROW_BYTES (64 * 1024)
 /* ... or the reduction is shorter than this. */
 #define AKX__PER_THREAD_MAX_LEN 32
-/* Outputs per block of the tiled kernel (the seed: 8), widened to one 32-byte sector for
+/* Outputs per block of the tiled kernel (AK's: 8), widened to one 32-byte sector for
  * 1- and 2-byte sources (a 16-byte row of bfloat16 outputs costs a full DRAM sector). */
 #define AKX__TILED_OUTPUTS 8
 #define AKX__SECTOR_BYTES 32
-/* Outputs per block of the columns kernel (the seed: 32; a warp reads a row of them). */
+/* Outputs per block of the columns kernel (AK's: 32; a warp reads a row of them). */
 #define AKX__COLUMNS_OUTPUTS 32
 /* Four independent loads per thread before a split is worth its share (reduce_whole's
  * Little's-law figure). */
@@ -43,10 +43,11 @@
 #define AKX__MAX_SPLITS 65535
 /* The single-pass shapes (per-thread, tiled) split an output's reduction only while the
  * partials' traffic (written once, read once, accumulator-sized) stays under 1/20 of the
- * source bytes per output: the issue's "bytes <= 1.05x the minimum" against "a full wave on
- * the device for 2^20 elements and up". A long reduction into few outputs (3072x2048,
- * dims=2: 0.48 waves one pass) splits; a short one into many (32768x32, dims=2: 32 elements
- * per output) cannot without moving more bytes, and stays one pass below a wave. */
+ * source bytes per output: "bytes <= 1.05x the minimum" against "a full wave on the device
+ * for 2^20 elements and up" (docs/reduce_dims_shapes.md). A long reduction into few outputs
+ * (3072x2048, dims=2: 0.48 waves one pass) splits; a short one into many (32768x32, dims=2:
+ * 32 elements per output) cannot without moving more bytes, and stays one pass below a
+ * wave. */
 #define AKX__PARTIAL_BYTES_SHARE 20
 
 const char *akx__reduce_dims_shape_name(int shape) {
@@ -149,16 +150,6 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
 
 /* ---- the selector -------------------------------------------------------------------------------- */
 
-static int forced_shape(void) {
-  const char *e = getenv("AKX_REDUCE_DIMS_SHAPE");
-  if (!e || !*e) return -1;
-  static const int shapes[] = {AKX__DIMS_ROWS, AKX__DIMS_WARP_ROWS, AKX__DIMS_PER_THREAD,
-                               AKX__DIMS_TILED, AKX__DIMS_COLUMNS, AKX__DIMS_STRIDED};
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-    if (strcmp(e, akx__reduce_dims_shape_name(shapes[i])) == 0) return shapes[i];
-  return -1;
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -176,8 +167,8 @@ static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, in
   return (int32_t)min64(s, AKX__MAX_SPLITS);
 }
 
-/* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with the seed's
- * rules; the device is the context's: a GPU's own, or the sim profile's). */
+/* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with its rules:
+ * docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim profile's). */
 static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd) {
   const int64_t device_threads = (int64_t)ctx->info.sm_count * ctx->info.max_threads_per_sm;
   const int64_t size = (int64_t)akx_dtype_size((akx_dtype)p->src_dtype);
@@ -205,7 +196,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   } else {
     shape = AKX__DIMS_STRIDED;
   }
-  const int forced = forced_shape();
+  const int forced = ctx->settings.dims_shape;
   if (forced >= 0 && shape != AKX__DIMS_WHOLE &&
       (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
     shape = forced;
@@ -250,11 +241,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
       p->splits = splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
                              AKX__LOADS_PER_THREAD);
   }
-  const char *e = getenv("AKX_REDUCE_DIMS_SPLITS");
-  if (e && *e) {
-    const long s = strtol(e, NULL, 10);
-    if (s >= 1 && s <= AKX__MAX_SPLITS) p->splits = (int32_t)s;
-  }
+  if (ctx->settings.dims_splits > 0) p->splits = ctx->settings.dims_splits;
   (void)per_output;
 }
 
@@ -275,6 +262,7 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
   p->acc = acc;
   p->finish.dst_dtype = dst->dtype;
   p->finish.fold = opts ? opts->fold : 0;
+  p->finish.empty = p->len == 0;
   if (opts && opts->init) {
     p->finish.has_init = 1;
     memcpy(p->finish.init, opts->init, akx_dtype_size(acc));

@@ -6,10 +6,11 @@
 #include "reduce_whole.h"
 #include "tuning.h"
 
-akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
-                                   akx_op op, const akx_reduce_opts *opts, int src_flags,
-                                   akx__extent *ext, akx_dtype *acc) {
-  AKX_TRY(akx__check_context(ctx));
+/* Everything akx_mapreduce checks but the context; ctx may be NULL (the result-dtype query)
+ * when src_flags does not ask for memory checks. */
+static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                             const akx_reduce_opts *opts, int src_flags, akx__extent *ext,
+                             akx_dtype *acc) {
   AKX_TRY(akx__check_array(ctx, src, "src", src_flags, ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
@@ -26,6 +27,13 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
                      "or opts->fold (numpy refuses the same)",
                      akx__op_name(op));
   return AKX_SUCCESS;
+}
+
+akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
+                                   akx_op op, const akx_reduce_opts *opts, int src_flags,
+                                   akx__extent *ext, akx_dtype *acc) {
+  AKX_TRY(akx__check_context(ctx));
+  return check_args(ctx, src, map, op, opts, src_flags, ext, acc);
 }
 
 static akx__tuning tuning_for(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
@@ -64,6 +72,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   const int64_t tiles = ext->count / tile + (ext->count % tile != 0); /* no overflow near INT64_MAX */
   p.blocks = (int32_t)(tiles < 1 ? 1 : tiles > t.target_blocks ? t.target_blocks : tiles);
   p.finish = *finish;
+  p.finish.empty = ext->count == 0;
 
   void *ws;
   AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, opts), &ws));
@@ -78,7 +87,8 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   if (!host_result) return AKX_SUCCESS;
   _Alignas(16) unsigned char bare[16];
   AKX_TRY(ctx->be->memcpy(ctx, bare, slot, acc_size, AKX_COPY_DEVICE_TO_HOST));
-  akx__finish host = *finish;
+  akx__finish host = p.finish;
+  host.bare = 0;
   host.dst = host_result;
   return akx__finish_host(op, acc, bare, &host);
 }
@@ -116,6 +126,12 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                        "result = %p is not device memory of this context, but where is AKX_DEVICE",
                        result);
   }
+  if (where == AKX_HOST)
+    AKX_TRY(akx__refuse_if_capturing(ctx, "akx_mapreduce",
+                                     "a host result (where = AKX_HOST) is copied back and waited "
+                                     "for",
+                                     "capture it with where = AKX_DEVICE and copy the result "
+                                     "after the graph ran"));
   akx__finish f;
   finish_from_opts(&f, opts, acc, result, acc);
   return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, &f,
@@ -130,6 +146,16 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
   AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   *bytes = akx__reduce_whole_workspace(ctx, acc, opts);
+  return AKX_SUCCESS;
+}
+
+akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op op,
+                                      const akx_reduce_opts *opts, akx_dtype *dtype) {
+  akx__extent ext;
+  akx_dtype acc;
+  AKX_TRY(check_args(NULL, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc));
+  if (!dtype) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dtype is NULL");
+  *dtype = acc;
   return AKX_SUCCESS;
 }
 

@@ -49,15 +49,20 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   memory_order(src, &p.src_map);
   p.indices = (int64_t *)indices->data;
   p.capacity = indices->shape[0];
-  p.layout = akx__scan_layout_override();
+  p.layout = ctx->settings.scan_layout;
   const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;
+  AKX_TRY(akx__scan_tile_shared(ctx, p.layout, t.block_size, t.items_per_thread, 8, 8, &p.smem_bytes));
   const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
   p.tiles = p.n / tile + (p.n % tile != 0);
   if (p.tiles > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
                      p.n);
+  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_findall",
+                                   "the count comes back to the host (the call copies it and "
+                                   "waits for it)",
+                                   NULL));
   int64_t total = 0;
   if (p.n > 0) {
     AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
@@ -69,9 +74,10 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   *count = total;
   if (total > p.capacity)
     return akx__fail(AKX_ERROR_OUTPUT_TOO_SMALL,
-                     "src has %" PRId64 " nonzero elements but indices holds %" PRId64
-                     "; the first %" PRId64 " positions were written (*count is the total)",
-                     total, p.capacity, p.capacity);
+                     "src has %" PRId64 " nonzero element%s but indices holds %" PRId64
+                     "; the first %" PRId64 " position%s written (*count is the total)",
+                     total, akx__plural(total), p.capacity, p.capacity,
+                     p.capacity == 1 ? " was" : "s were");
   return AKX_SUCCESS;
 }
 

@@ -74,11 +74,17 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     return akx__fail(AKX_ERROR_UNSUPPORTED,
                      "opts->acc %s: scans of %s compile the AUTO accumulator or %s itself only",
                      akx_dtype_name(acc), akx_dtype_name(src->dtype), akx_dtype_name(src->dtype));
-  if (dst->dtype != acc && dst->dtype != src->dtype)
+  if (dst->dtype != acc && dst->dtype != src->dtype) {
+    if (acc == src->dtype)
+      return akx__fail(AKX_ERROR_UNSUPPORTED,
+                       "dst->dtype is %s; a scan of %s accumulated in %s stores %s",
+                       akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
+                       akx_dtype_name(acc));
     return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "dst->dtype is %s; a scan of %s with a %s accumulator stores %s or %s",
+                     "dst->dtype is %s; a scan of %s accumulated in %s stores %s or %s",
                      akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
                      akx_dtype_name(src->dtype), akx_dtype_name(acc));
+  }
   const int exclusive = opts && opts->exclusive;
   if (exclusive && !(opts && opts->init) && (op == AKX_OP_MIN || op == AKX_OP_MAX))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
@@ -104,7 +110,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     memcpy(p->init, opts->init, akx_dtype_size(acc));
     if (acc == AKX_BOOL) p->init[0] = p->init[0] != 0; /* any nonzero byte is true */
   }
-  p->layout = akx__scan_layout_override();
+  p->layout = ctx->settings.scan_layout;
 
   /* The scanned dim (n, steps) and the kept dims. */
   int32_t nk = 0;
@@ -155,7 +161,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   if (p->slices <= 1) p->shape = AKX__SCAN_WHOLE;
   else if (llabs(p->src_step) != 1 && inner_kept_unit) p->shape = AKX__SCAN_COLUMNS;
   else p->shape = AKX__SCAN_SLICES;
-  const int32_t forced = akx__scan_shape_override();
+  const int32_t forced = ctx->settings.scan_shape;
   if (p->slices > 1 && (forced == AKX__SCAN_SLICES || forced == AKX__SCAN_COLUMNS)) p->shape = forced;
 
   const size_t acc_size = akx_dtype_size(acc);
@@ -168,7 +174,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     p->block_size = t.block_size;
     /* Chunks so that columns x chunks threads fill the device (target_blocks blocks per SM),
      * each chunk at least 64 long (the carry pass costs a read and write per chunk). */
-    const int64_t sms = ctx->profile ? ctx->profile->sm_count : 132;
+    const int64_t sms = ctx->info.sm_count; /* the device's (a sim profile's on the sim) */
     const int64_t want = sms * t.target_blocks * t.block_size;
     int64_t chunks = p->slices >= want ? 1 : (want + p->slices - 1) / p->slices;
     const int64_t max_chunks = p->n / 64 > 0 ? p->n / 64 : 1;
@@ -189,6 +195,8 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                                                 opts ? opts->items_per_thread : 0);
     p->block_size = t.block_size;
     p->items_per_thread = t.items_per_thread;
+    AKX_TRY(akx__scan_tile_shared(ctx, p->layout, t.block_size, t.items_per_thread, acc_size,
+                                  seg ? node : acc_size, &p->smem_bytes));
     const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
     p->tiles = total / tile + (total % tile != 0);
     if (p->tiles > INT32_MAX)

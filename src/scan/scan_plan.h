@@ -10,11 +10,16 @@ akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, i
                                   int32_t items_per_thread);
 /* Workspace of a look-back over `tiles` tiles with nodes of `node` bytes. */
 size_t akx__lookback_bytes(int64_t tiles, size_t node);
-/* Test and bench hooks (environment, read per call):
- *   AKX_SCAN_LAYOUT = conflict_free (default) | dense (the seed's "before") | odd_stride (the
- *                     seed's padding): how tiles keep their runs (kernels/scan_layout.cuh);
+/* A tile's dynamic shared memory (its runs of partial_size-byte partials in this layout), or
+ * AKX_ERROR_INVALID_ARGUMENT when the runs and the static scratch of node_size-byte nodes do
+ * not fit the device's per-block maximum (src/scan/tile_shared.cpp). */
+akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout, int32_t block_size,
+                                 int32_t items_per_thread, size_t partial_size, size_t node_size,
+                                 int64_t *dynamic_bytes);
+/* Test and bench settings (ctx->settings, src/core/settings.c, read once per context):
+ *   AKX_SCAN_LAYOUT = conflict_free (default) | dense | odd_stride (AK's unpadded and padded
+ *                     tiles): how tiles keep their runs (kernels/scan_layout.cuh,
+ *                     docs/scan_tiles.md);
  *   AKX_SCAN_SHAPE  = whole | slices | columns: force a shape on an input it can handle
  *                     (slices and columns take any scan along a dim). */
-int32_t akx__scan_layout_override(void);
-int32_t akx__scan_shape_override(void); /* -1: none */
 #endif

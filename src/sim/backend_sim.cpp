@@ -1,4 +1,4 @@
-// The sim backend's table (src/backend.h): a context is a runtime (runtime.hpp) running as
+// The sim backend's table (src/core/backend.h): a context is a runtime (runtime.hpp) running as
 // one device profile; device memory is host memory registered with the context; launches
 // run on the calling thread, so the context has no stream and synchronizing does nothing.
 //
@@ -161,6 +161,11 @@ akx_status sim_set_stream(akx_context *, void *stream) {
   return AKX_SUCCESS;
 }
 
+akx_status sim_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = runtime_of(ctx).capturing ? 1 : 0;
+  return AKX_SUCCESS;
+}
+
 int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
   const runtime &rt = runtime_of(ctx);
   return find_allocation(rt, uintptr_t(p), bytes) != rt.allocations.end();
@@ -181,6 +186,25 @@ akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), v
 }  // namespace
 }  // namespace akx::sim
 
+extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base,
+                                      size_t *bytes) {
+  const akx::sim::runtime &rt = akx::sim::runtime_of(ctx);
+  auto it = akx::sim::find_allocation(rt, uintptr_t(p), 1);
+  if (it == rt.allocations.end()) return 0;
+  *base = reinterpret_cast<const void *>(it->first);
+  *bytes = it->second;
+  return 1;
+}
+
+extern "C" akx_status akx__sim_set_capturing(akx_context *ctx, int capturing) {
+  if (ctx == nullptr || ctx->be != &akx__backend_sim)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "akx__sim_set_capturing: ctx is %s, not a sim context",
+                     ctx == nullptr ? "NULL" : "a CUDA context");
+  akx::sim::runtime_of(ctx).capturing = capturing != 0;
+  return AKX_SUCCESS;
+}
+
 extern "C" const akx__backend akx__backend_sim = {
     AKX_BACKEND_SIM,
     akx::sim::sim_open,
@@ -190,6 +214,7 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_memcpy,
     akx::sim::sim_synchronize,
     akx::sim::sim_set_stream,
+    akx::sim::sim_is_capturing,
     akx::sim::sim_is_device_range,
     akx::sim::sim_launch<akx__reduce_whole_plan, akx__sim_reduce_whole_launch>,
     akx::sim::sim_launch<akx__reduce_dims_plan, akx__sim_reduce_dims_launch>,

@@ -242,12 +242,23 @@ void *shared_static(size_t bytes, const char *name, const site &s) {
   if (a == nullptr) {  // the first thread to reach this declaration lays it out
     size_t offset = align16(L.static_end);
     size_t static_bytes = offset + bytes - L.static_begin;
+    // A block's static and dynamic shared memory together must fit 48 KiB without the
+    // opt-in, and the device's per-block maximum with it, as the driver counts them.
+    const size_t limit = L.smem_optin ? size_t(rt.profile->shared_per_block)
+                                      : size_t(akx__static_shared_limit);
     if (static_bytes > size_t(akx__static_shared_limit) || offset + bytes < offset)
       fail_thread(rt, th, "shared memory size", s,
                   "AKX_SHARED '%s' of %zu bytes does not fit: the block's static shared "
                   "memory would be %zu bytes, over the %d bytes nvcc allows statically (larger "
                   "tiles need dynamic shared memory with the opt-in)",
                   name, bytes, static_bytes, akx__static_shared_limit);
+    else if (static_bytes + L.dyn_smem > limit)
+      fail_thread(rt, th, "shared memory size", s,
+                  "AKX_SHARED '%s' of %zu bytes does not fit: %zu bytes of static and %zu of "
+                  "dynamic shared memory are more than the %zu a block may use %s",
+                  name, bytes, static_bytes, L.dyn_smem, limit,
+                  L.smem_optin ? "(the profile's opt-in maximum)"
+                               : "without the opt-in (kernel_info.smem_optin)");
     L.statics.push_back(shared_alloc{s, name, offset, bytes});
     L.static_end = offset + bytes;
     a = &L.statics.back();

@@ -99,6 +99,7 @@ akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure) {
   L.grid = d.grid;
   L.block = d.block;
   L.dyn_smem = d.dyn_smem;
+  L.smem_optin = d.smem_optin;
   L.threads = threads;
   L.warps = (threads + 31) / 32;
   L.grid_blocks = grid;

@@ -49,15 +49,15 @@
  * runs on one SM.
  *
  * Parameters: every number the model uses. Profile fields are per device (values and their
- * sources in src/device_profile.c); the others are the model's own, in akx__model below.
+ * sources in src/core/device_profile.c); the others are the model's own, in akx__model below.
  *
  *   parameter                   H200        RTX 5080    source
- *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (the brief)
- *   copy_gbs                    4300 GB/s   850 GB/s    profile: measured D2D copy (project
- *                                                       issues) / the brief's estimate
- *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / the
- *                                                       brief's estimate
- *   dram_latency_ns             600 ns      500 ns      profile: typical (the brief)
+ *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (an estimate)
+ *   copy_gbs                    4300 GB/s   850 GB/s    profile: a quoted H200 D2D copy /
+ *                                                       an estimate; neither measured here
+ *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / an
+ *                                                       estimate for a GDDR7 part
+ *   dram_latency_ns             600 ns      500 ns      profile: typical (an estimate)
  *   sm_count                    132         84          profile: spec sheets
  *   clock_ghz                   1.98        2.6         profile: spec sheet boost clock
  *   max_threads_per_sm          2048        1536        profile: CUDA programming guide,

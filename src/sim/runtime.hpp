@@ -165,6 +165,7 @@ struct launch_state {
   void *closure = nullptr;
   dim3 grid, block;
   size_t dyn_smem = 0;
+  bool smem_optin = false;          // the kernel's opt-in to shared memory above 48 KiB
   uint32_t threads = 0, warps = 0;  // per block
   uint64_t grid_blocks = 0;
   uint32_t resident = 0;            // blocks resident at once
@@ -183,6 +184,7 @@ struct runtime {
   bool random_schedule = false; // AKX_SIM_SCHEDULE=random:SEED
   uint64_t rng = 0;
   uint32_t resident_cap = 0;    // AKX_SIM_RESIDENT (blocks resident at once, at most)
+  bool capturing = false;       // the context's "stream" captures a graph (akx__sim_set_capturing)
 
   // Device memory: akx_malloc allocations, by start address. The last two hits are cached
   // (a kernel mostly alternates between its source and its destination).

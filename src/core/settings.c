@@ -1,0 +1,58 @@
+/* Test and bench settings from the environment (README, "Environment variables"): read and
+ * validated once, when a context is created, so that a context plans the same way for its
+ * whole life and a misspelt value is an error rather than a silent default. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/* The index of v in names (count entries), or -1. */
+static int lookup(const char *v, const char *const *names, int count) {
+  for (int i = 0; i < count; ++i)
+    if (strcmp(v, names[i]) == 0) return i;
+  return -1;
+}
+
+static akx_status pick(const char *var, const char *const *names, const int32_t *values, int count,
+                       const char *accepted, int32_t fallback, int32_t *out) {
+  const char *v = getenv(var);
+  *out = fallback;
+  if (!v || !*v) return AKX_SUCCESS;
+  const int i = lookup(v, names, count);
+  if (i < 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s=\"%s\" is not understood: use %s", var, v,
+                     accepted);
+  *out = values[i];
+  return AKX_SUCCESS;
+}
+
+akx_status akx__read_settings(akx__settings *s) {
+  static const char *const layouts[] = {"conflict_free", "dense", "odd_stride"};
+  static const int32_t layout_values[] = {AKX__SCAN_LAYOUT_CONFLICT_FREE, AKX__SCAN_LAYOUT_DENSE,
+                                          AKX__SCAN_LAYOUT_ODD_STRIDE};
+  AKX_TRY(pick("AKX_SCAN_LAYOUT", layouts, layout_values, 3, "conflict_free, dense or odd_stride",
+               AKX__SCAN_LAYOUT_CONFLICT_FREE, &s->scan_layout));
+  static const char *const scan_shapes[] = {"whole", "slices", "columns"};
+  static const int32_t scan_values[] = {AKX__SCAN_WHOLE, AKX__SCAN_SLICES, AKX__SCAN_COLUMNS};
+  AKX_TRY(pick("AKX_SCAN_SHAPE", scan_shapes, scan_values, 3, "whole, slices or columns", -1,
+               &s->scan_shape));
+  static const int32_t dims_values[] = {AKX__DIMS_ROWS, AKX__DIMS_WARP_ROWS, AKX__DIMS_PER_THREAD,
+                                        AKX__DIMS_TILED, AKX__DIMS_COLUMNS, AKX__DIMS_STRIDED};
+  const char *dims_shapes[6];
+  for (int i = 0; i < 6; ++i) dims_shapes[i] = akx__reduce_dims_shape_name(dims_values[i]);
+  AKX_TRY(pick("AKX_REDUCE_DIMS_SHAPE", dims_shapes, dims_values, 6,
+               "rows, warp_rows, per_thread, tiled, columns or strided", -1, &s->dims_shape));
+  s->dims_splits = 0;
+  const char *v = getenv("AKX_REDUCE_DIMS_SPLITS");
+  if (v && *v) {
+    char *end = NULL;
+    errno = 0;
+    const long n = strtol(v, &end, 10);
+    if (errno || *end || n < 1 || n > 65535)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "AKX_REDUCE_DIMS_SPLITS=\"%s\" is not understood: use a number of splits "
+                       "from 1 to 65535", v);
+    s->dims_splits = (int32_t)n;
+  }
+  return AKX_SUCCESS;
+}
