@@ -113,7 +113,8 @@ typedef struct {
  *       complex128 for complex (AKX_ERROR_UNSUPPORTED otherwise: every allowed combination
  *       is a compiled kernel).
  * fold: combine with the previous value of the destination instead of overwriting it.
- * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table. */
+ * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table;
+ *       block_size a multiple of 32 in 32..256 (the kernels' launch bounds). */
 typedef struct {
   const void *init;
   akx_dtype acc;
@@ -272,9 +273,10 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * widen to 64 bits for ADD/MUL, float16/bfloat16 to float32) or src's own dtype.
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
- * opts->block_size / items_per_thread override the tuning table (a tile of block_size x
- * items_per_thread partials, with the tile's static scratch, must fit the shared memory a
- * block may use on the device: akx_context_info's shared_per_block). */
+ * opts->block_size / items_per_thread override the tuning table (block_size a multiple of 32
+ * in 32..256, the kernels' launch bounds; a tile of block_size x items_per_thread partials,
+ * with the tile's static scratch, must fit the shared memory a block may use on the device:
+ * akx_context_info's shared_per_block). */
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
                     akx_op op, int32_t dim, const akx_scan_opts *opts);
 

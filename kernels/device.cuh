@@ -15,7 +15,9 @@
 //    naming every participating lane (Volta+ does not run a warp in lockstep);
 //  - launches only through AKX_LAUNCH, which returns an akx_status; a kernel declares a
 //    kernel_info (launch bounds, registers, loads in flight, shared opt-in) beside itself,
-//    is compiled with AKX_LAUNCH_BOUNDS(info.max_threads) and launched with its info.
+//    is compiled with AKX_LAUNCH_BOUNDS(info.max_threads) (kernels/block_limits.h) and
+//    launched with its info, completed with the GPU's figures of its instance
+//    (resourced<...>(info), kernels/kernel_resources.cuh).
 // Between blocks (a GPU promises neither the order in which blocks start nor that a block
 // runs while another waits for it):
 //  - a kernel whose progress depends on other blocks (look-back, last-block finish) takes
@@ -52,8 +54,10 @@ struct kernel_info {
   // The kernel's launch bounds: the kernel is compiled with AKX_LAUNCH_BOUNDS(max_threads)
   // and a launch with a larger block is refused (by the sim and the CUDA backend alike).
   int max_threads;
-  // Registers per thread, for the sim's occupancy and model: the sm_90 figure ptxas reports
-  // (bench/gpu_check.sh prints cudaFuncGetAttributes' numRegs to compare), or an estimate.
+  // Registers per thread, for the sim's occupancy and model. Declared: an estimate, what a
+  // kernel the table does not hold keeps (a user functor's, include/akx.cuh); a built-in
+  // kernel's launch takes ptxas's sm_90 figure of its instance from
+  // kernels/kernel_resources.inc (resourced, kernels/kernel_resources.cuh).
   int registers;
   // Independent global loads a thread has in flight before it uses the first (the model's
   // bytes in flight, Little's law).
@@ -62,6 +66,13 @@ struct kernel_info {
   // cudaFuncAttributeMaxDynamicSharedMemorySize before such a launch; without the opt-in
   // the launch is refused, as the driver refuses it.
   bool smem_optin;
+  // The kernel function's name in kernels/kernel_resources.inc where it differs from `name`
+  // (one kernel launched under several names: reduce_dims_tile serves four shapes).
+  const char *function = nullptr;
+  // Static shared memory per block as ptxas allocated it (kernels/kernel_resources.inc), for
+  // the sim's occupancy; -1: not known, and the sim takes what the kernel's AKX_SHARED arrays
+  // took at its last launch.
+  int static_smem = -1;
 };
 constexpr kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
 constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }

@@ -9,7 +9,8 @@
 
 namespace akx {
 
-constexpr kernel_info findall_info{"findall_tile", 1024, 40, scan_load_batch, true};
+// Opts in to shared memory above 48 KiB, as the scan tiles (kernels/scan_tile.cuh).
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
 
 template <class Src>
 struct findall_policy {
@@ -62,7 +63,8 @@ akx_status findall_launch(const akx__findall_plan &p, void *stream) {
   pol.d_slice = 0;
   pol.d_i = p.block_size;
   AKX_TRY(scan_launch_init<long long>(p.status, p.tiles, stream));
-  return AKX_LAUNCH(findall_info, (scan_tile_kernel<findall_policy<Src>>), dim3((unsigned)p.tiles),
+  return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)),
+                    (scan_tile_kernel<findall_policy<Src>>), dim3((unsigned)p.tiles),
                     dim3((unsigned)p.block_size), smem, stream, pol, p.status, p.tiles,
                     p.items_per_thread, layout);
 }

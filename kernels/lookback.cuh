@@ -22,6 +22,8 @@
 // one node per tile. A node is stored plainly, then its flag with st_release; readers
 // ld_acquire the flag before reading the node (kernels/device.cuh's rules).
 #pragma once
+#include "kernels/block_limits.h"
+#include "kernels/kernel_resources.cuh"
 #include "kernels/scan_op.cuh"
 
 namespace akx {
@@ -54,7 +56,8 @@ struct lookback_status {
   }
 };
 
-constexpr kernel_info scan_init_info{"scan_init", 1024, 16, 1, false};
+// Launched with 256 threads (kernels/scan.cuh, scan_launch_init).
+constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
 
 // Resets the header and the flags of `tiles` tiles (the workspace may hold the last call's
 // flags, or the sim's poison).

@@ -4,6 +4,7 @@
 #pragma once
 #include <math.h>
 #include "kernels/convert.cuh"
+#include "kernels/hypot.cuh"
 
 namespace akx {
 
@@ -136,7 +137,8 @@ struct map_identity {
   template <class Acc, class Src> AKX_HD static Acc apply(Src x) { return cvt<Acc>(x); }
 };
 // |x| of the converted value (int8 -128 in an int64 accumulator is 128); for complex, the
-// modulus in the accumulator's precision.
+// modulus in the accumulator's precision, by kernels/hypot.cuh (the same bits on the GPU and
+// the sim; CUDA's hypot and glibc's differ).
 struct map_abs {
   static constexpr akx_map id = AKX_MAP_ABS;
   template <class Acc, class Src> AKX_HD static Acc apply(Src x) {
@@ -151,10 +153,7 @@ struct map_abs {
       else return v;
     }
   }
-  template <class W, class C> AKX_HD static W hypot_w(C x) {
-    if constexpr (std::is_same<W, float>::value) return hypotf((float)x.re, (float)x.im);
-    else return hypot((double)x.re, (double)x.im);
-  }
+  template <class W, class C> AKX_HD static W hypot_w(C x) { return hypot_of<W>((W)x.re, (W)x.im); }
 };
 // x*x of the converted value; |x|^2 for complex, in the accumulator's precision.
 struct map_square {

@@ -23,8 +23,10 @@
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
 // The map is a runtime argument (kernels/ops.cuh, map_value), as in every reduction.
 #pragma once
+#include "kernels/block_limits.h"
 #include "kernels/block_reduce.cuh"
 #include "kernels/finish.cuh"
+#include "kernels/kernel_resources.cuh"
 
 namespace akx {
 
@@ -56,15 +58,18 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
   finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)dsize);
 }
 
-// The kernels' declarations (kernels/device.cuh). Registers: estimates until
-// bench/gpu_check.sh measures them (the float32 sum's reduce_whole kernels take 32).
-constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", 1024, 40, 4, false};
-constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", 1024, 32, 1, false};
+// The kernels' declarations (kernels/device.cuh): three kernels under seven names (the
+// function field names the kernel in kernels/kernel_resources.inc). Launch bounds: the
+// reduction families' largest block (kernels/block_limits.h). Registers: each launch takes
+// its instance's from kernels/kernel_resources.inc (resourced); the declared figures are
+// the float32 sum's there (CUDA 13.0, sm_90).
+constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 1, false, "reduce_dims_finish"};
 
 // ---- rows body: G threads per output over a contiguous reduction ------------------------------
 // The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is
@@ -73,7 +78,7 @@ constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finis
 // kept strides too), else head = n_in and every element is a scalar load (still coalesced).
 // Split s of gridDim.y takes its share of the flat vector range and of the flat scalar range.
 template <class Src, class Acc, class Op>
-AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
   constexpr int V = 16 / (int)sizeof(Src);
   AKX_SHARED(Acc, scratch, 32);
@@ -142,9 +147,9 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
 // neighbouring outputs: where outputs are contiguous in the source (ksrc innermost 1), a warp
 // reads whole rows of them, or several rows when W < 32.
 template <class Src, class Acc, class Op>
-AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
-  AKX_SHARED(Acc, part, 1024);  // (bd / W) * W <= bd partials
+  AKX_SHARED(Acc, part, AKX_MAX_BLOCK_REDUCE);  // (bd / W) * W <= bd partials
   const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
   const int t = (int)threadIdx.x, x = t % W, y = t / W;
   const int64_t o = (int64_t)blockIdx.x * W + x;
@@ -194,7 +199,7 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
 // (a thread per output would walk them one dependent step at a time: 1000 splits of three
 // outputs took the model 200 us).
 template <class Acc, class Op>
-AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
   const int lane = (int)threadIdx.x & 31;
   const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x >> 5) + ((int)threadIdx.x >> 5);
@@ -216,7 +221,8 @@ akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
   switch (p.shape) {
     case AKX__DIMS_ROWS:
     case AKX__DIMS_WARP_ROWS:
-      s = AKX_LAUNCH(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info : reduce_dims_warp_rows_info,
+      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info
+                                                                             : reduce_dims_warp_rows_info)),
                      (reduce_dims_rows_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
       break;
     default: {
@@ -224,12 +230,14 @@ akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
                                : p.shape == AKX__DIMS_TILED    ? reduce_dims_tiled_info
                                : p.shape == AKX__DIMS_COLUMNS  ? reduce_dims_columns_info
                                                                : reduce_dims_strided_info;
-      s = AKX_LAUNCH(info, (reduce_dims_tile_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
+      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
+                     block, 0, stream, p);
     }
   }
   if (s != AKX_SUCCESS || p.splits == 1) return s;
   const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
-  return AKX_LAUNCH(reduce_dims_columns_finish_info, (reduce_dims_finish_kernel<Acc, Op>),
+  return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info)),
+                    (reduce_dims_finish_kernel<Acc, Op>),
                     dim3((unsigned)fb), block, 0, stream, p);
 }
 

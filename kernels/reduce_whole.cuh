@@ -5,8 +5,10 @@
 // Vocabulary (moderngpu's): bd threads per block, L vector loads per thread per tile,
 // V elements per 16-byte vector, a tile is bd * L * V elements. Indices are zero-based.
 #pragma once
+#include "kernels/block_limits.h"
 #include "kernels/block_reduce.cuh"
 #include "kernels/finish.cuh"
+#include "kernels/kernel_resources.cuh"
 
 namespace akx {
 
@@ -30,16 +32,14 @@ AKX_DEVICE void store_block_result(Acc acc, Acc *partials, const akx__finish &fi
   else gst(partials + blockIdx.x, acc);
 }
 
-// The kernels' declarations (kernels/device.cuh, kernel_info). Up to 1024 threads: the block
-// reduction's scratch holds one partial per warp, 32 warps. Loads in flight: the independent
-// global loads a thread issues before it uses the first. Registers per thread: an estimate
-// until bench/gpu_check.sh measures them on a device, taken from `ptxas -v` (CUDA 13.0,
-// sm_90, with these launch bounds) for the float32 sum: contiguous 32, strided 32, partials
-// 17 (allocated as 24: 8 per thread, rounded up per warp). Other instantiations of the
-// float32, float64 and complex128 sources range 29..49, 31..42 and 16..26.
-constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", 1024, 32, 4, false};
-constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", 1024, 32, 1, false};
-constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", 1024, 24, 1, false};
+// The kernels' declarations (kernels/device.cuh, kernel_info). Launch bounds: the reduction
+// families' largest block (kernels/block_limits.h). Loads in flight: the independent global
+// loads a thread issues before it uses the first. Registers: each launch takes its
+// instance's from kernels/kernel_resources.inc (resourced); the declared figures are the
+// float32 sum's there (CUDA 13.0, sm_90).
+constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", AKX_MAX_BLOCK_REDUCE, 32, 4, false};
+constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", AKX_MAX_BLOCK_REDUCE, 32, 1, false};
+constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MAX_BLOCK_REDUCE, 24, 1, false};
 
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
 template <class Src, class Acc, class Op>
@@ -128,8 +128,9 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   const dim3 block((unsigned)p.block_size);
   Acc *partials = static_cast<Acc *>(p.partials);
   const int64_t n = p.src.n;
+  const kernel_info partials_info = resourced<void, void, Acc, Op>(reduce_whole_partials_info);
   if (n == 0)
-    return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
+    return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
                       0, stream, (const Acc *)partials, 0, p.finish);
   // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
   // `blocks` partials for pass 2.
@@ -145,18 +146,19 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
     a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
     a.map = p.map;
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
-    kernel_info info = reduce_whole_contiguous_info;
+    kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
     if (a.L < 4) info.loads_in_flight = 1;
     s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
                    block, 0, stream, a, partials, p.finish);
   } else {
-    s = AKX_LAUNCH(reduce_whole_strided_info, (reduce_whole_strided<Src, Acc, Op>),
+    s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)),
+                   (reduce_whole_strided<Src, Acc, Op>),
                    dim3((unsigned)p.blocks), block, 0, stream, p.src, (int32_t)p.map, partials,
                    p.finish);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
-  return AKX_LAUNCH(reduce_whole_partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
-                    0, stream, (const Acc *)partials, p.blocks, p.finish);
+  return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block, 0, stream,
+                    (const Acc *)partials, p.blocks, p.finish);
 }
 
 }  // namespace akx

@@ -6,7 +6,7 @@
 namespace akx {
 
 template <class P>
-AKX_GLOBAL AKX_LAUNCH_BOUNDS(1024)
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_SCAN)
 void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout) {
   scan_tile_body(p, status, tiles, ipt, layout);
 }
@@ -32,7 +32,8 @@ akx_status scan_launch_init(void *status, int64_t tiles, void *stream) {
   int64_t blocks = (tiles + 255) / 256;
   if (blocks > 1024) blocks = 1024;
   if (blocks < 1) blocks = 1;
-  return AKX_LAUNCH(scan_init_info, scan_init<lookback_header>, dim3((unsigned)blocks), dim3(256), 0, stream,
+  return AKX_LAUNCH((resourced<void, void, void, void>(scan_init_info)), scan_init<lookback_header>,
+                    dim3((unsigned)blocks), dim3(256), 0, stream,
                     st.head, st.flags, tiles);
 }
 
@@ -67,9 +68,11 @@ akx_status scan_launch(const akx__scan_plan &p, void *stream) {
   if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
   switch (p.shape) {
     case AKX__SCAN_WHOLE:
-      return scan_launch_tiles<Src, Dst, plain_scan<Op, Acc>>(p, scan_tile_info, stream);
+      return scan_launch_tiles<Src, Dst, plain_scan<Op, Acc>>(
+          p, resourced<Src, Dst, Acc, Op>(scan_tile_info), stream);
     case AKX__SCAN_SLICES:
-      return scan_launch_tiles<Src, Dst, seg_scan<Op, Acc>>(p, scan_slices_info, stream);
+      return scan_launch_tiles<Src, Dst, seg_scan<Op, Acc>>(
+          p, resourced<Src, Dst, Acc, Op>(scan_slices_info), stream);
     case AKX__SCAN_COLUMNS: {
       scan_result<plain_scan<Op, Acc>> result;
       result.exclusive = p.exclusive != 0;
@@ -79,17 +82,19 @@ akx_status scan_launch(const akx__scan_plan &p, void *stream) {
       const int32_t bd = p.block_size;
       const int64_t blocks = (threads + bd - 1) / bd;
       const auto kernel = scan_columns<Src, Dst, Op, Acc>;
+      const kernel_info info = resourced<Src, Dst, Acc, Op>(scan_columns_info);
       if (p.chunks == 1)
-        return AKX_LAUNCH(scan_columns_info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0,
+        return AKX_LAUNCH(info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0,
                           stream, p, result, (int32_t)columns_scan);
-      AKX_TRY(AKX_LAUNCH(scan_columns_info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0,
+      AKX_TRY(AKX_LAUNCH(info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0,
                          stream, p, result, (int32_t)columns_reduce));
       const int64_t carry_blocks = (p.slices + bd - 1) / bd;
-      AKX_TRY(AKX_LAUNCH(scan_columns_carry_info, (scan_columns_carry<Op, Acc>),
+      AKX_TRY(AKX_LAUNCH((resourced<void, void, Acc, Op>(scan_columns_carry_info)),
+                         (scan_columns_carry<Op, Acc>),
                          dim3((unsigned)carry_blocks), dim3((unsigned)bd), 0, stream,
                          static_cast<Acc *>(p.status), p.slices, p.chunks));
-      return AKX_LAUNCH(scan_columns_info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0,
-                        stream, p, result, (int32_t)columns_scan_from_carry);
+      return AKX_LAUNCH(info, kernel, dim3((unsigned)blocks), dim3((unsigned)bd), 0, stream, p,
+                        result, (int32_t)columns_scan_from_carry);
     }
   }
   return akx__fail(AKX_ERROR_INTERNAL, "scan shape %d is not a shape", (int)p.shape);

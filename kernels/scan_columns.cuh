@@ -11,8 +11,9 @@
 
 namespace akx {
 
-constexpr kernel_info scan_columns_info{"scan_columns", 1024, 32, 1, false};
-constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", 1024, 24, 1, false};
+// Launch bounds: the scan families' largest block (kernels/block_limits.h).
+constexpr kernel_info scan_columns_info{"scan_columns", AKX_MAX_BLOCK_SCAN, 32, 1, false};
+constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOCK_SCAN, 24, 1, false};
 
 enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns_scan_from_carry = 2 };
 

@@ -22,10 +22,13 @@ namespace akx {
 // compiler cannot hoist the loads of an unknown trip count by itself).
 constexpr int scan_load_batch = 8;
 
-// The tiles opt in to shared memory above 48 KiB: the runs of a large tile and the static
-// scratch together may pass it (src/scan/tile_shared.cpp checks the sum against the device).
-constexpr kernel_info scan_tile_info{"scan_tile", 1024, 40, scan_load_batch, true};
-constexpr kernel_info scan_slices_info{"scan_slices", 1024, 48, scan_load_batch, true};
+// Launch bounds: the scan families' largest block (kernels/block_limits.h). Registers: each
+// launch takes its instance's from kernels/kernel_resources.inc (resourced); the declared
+// figures are the float32 sum's there (CUDA 13.0, sm_90). The tiles opt in to shared memory
+// above 48 KiB: the runs of a large tile and the static scratch together may pass it
+// (src/scan/tile_shared.cpp checks the sum against the device).
+constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
+constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch, true};
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {

@@ -232,7 +232,7 @@
   X(scan_xor_float32, akx_scan, UNS, "XOR", "float32")           /* bit op on floats */          \
   X(scan_items_65, akx_scan, INV, "opts->items_per_thread", "=65") /* above 64 */               \
   X(scan_exclusive_2, akx_scan, INV, "opts->exclusive", "=2")    /* not 0 or 1 */                \
-  X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=232448") /* 1024 x 64 float64 */    \
+  X(scan_tile_too_big, akx_scan, INV, "items_per_thread", "=232448") /* 256 x 64 complex128 */   \
   X(scan_dim_all_strided, akx_scan, INV, "AKX_DIM_ALL", "contiguous") /* a 2-d column view */   \
   X(scan_dst_self_overlap, akx_scan, INV, "dst->strides[0]", "share") /* {4, 8} strides {2, 1} */ \
   X(scan_capturing_grow, akx_scan, UNS, "capturing", "workspace") /* 64 float32, no workspace */ \
@@ -1089,9 +1089,10 @@ ROW(scan_exclusive_2) {
   return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
 }
 ROW(scan_tile_too_big) {
-  akx_array d = akx_vector(x->ddst, AKX_FLOAT64, 32), s = vec(x, AKX_FLOAT64, 32);
+  /* 256 x 64 x 16 bytes of runs: more than the h200's 232448 bytes per block */
+  akx_array d = akx_vector(x->ddst, AKX_COMPLEX128, 16), s = vec(x, AKX_COMPLEX128, 16);
   akx_scan_opts o = akx_scan_opts_default();
-  o.block_size = 1024;
+  o.block_size = 256;
   o.items_per_thread = 64;
   return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
 }

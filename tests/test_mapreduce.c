@@ -293,7 +293,8 @@ Test(mapreduce, tile_pass_boundaries_uint8_xor, .timeout = 300) {
 }
 
 /* Small tiles and few blocks make every boundary cheap: block 64 x 4 items = tile 256,
- * 3 blocks = one pass of 768; block 32 x 1, 1 block; blocks of 1024 threads x 1 item. */
+ * 3 blocks = one pass of 768; block 32 x 1, 1 block; blocks of 256 threads (the launch
+ * bounds, kernels/block_limits.h) x 1 item. */
 static const int64_t k_small_tile_sizes[] = {1,    63,   64,   65,   255,  256,  257,
                                              511,  512,  513,  767,  768,  769,  1535,
                                              1536, 1537, 2303, 2304, 2305, 5000, 77777};
@@ -319,7 +320,7 @@ Test(mapreduce, small_tiles_one_block_int16_count) {
   sizes_case(AKX_INT16, AKX_MAP_NONZERO, AKX_OP_ADD, k_small_tile_sizes, NSMALLTILE, 32, 1, 1, 1);
 }
 Test(mapreduce, small_tiles_wide_blocks_uint32_or) {
-  sizes_case(AKX_UINT32, AKX_MAP_IDENTITY, AKX_OP_OR, k_small_tile_sizes, NSMALLTILE, 1024, 1,
+  sizes_case(AKX_UINT32, AKX_MAP_IDENTITY, AKX_OP_OR, k_small_tile_sizes, NSMALLTILE, 256, 1,
              0, 0);
 }
 Test(mapreduce, small_tiles_many_blocks_float64_add) {

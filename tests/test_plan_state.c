@@ -42,15 +42,15 @@ Test(plan_state, scan_tile_over_the_shared_limit) {
   akx_context_info_t info;
   cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS);
   const int64_t n = 1 << 16;
-  double *src = tfx_alloc(ctx, (size_t)n * 8), *dst = tfx_alloc(ctx, (size_t)n * 8);
-  const akx_array s = akx_vector(src, AKX_FLOAT64, n), d = akx_vector(dst, AKX_FLOAT64, n);
+  double *src = tfx_alloc(ctx, (size_t)n * 16), *dst = tfx_alloc(ctx, (size_t)n * 16);
+  const akx_array s = akx_vector(src, AKX_COMPLEX128, n), d = akx_vector(dst, AKX_COMPLEX128, n);
   akx_scan_opts o = akx_scan_opts_default();
-  o.acc = AKX_FLOAT64;
-  o.block_size = 1024;
-  o.items_per_thread = 64; /* 512 KiB of runs: more than any device's block */
+  o.acc = AKX_COMPLEX128;
+  o.block_size = 256;
+  o.items_per_thread = 64; /* 256 KiB of runs: more than the h200's 227 KiB per block */
   /* a small call first, so that the context holds a cached workspace to keep */
   akx_scan_opts small = akx_scan_opts_default();
-  small.acc = AKX_FLOAT64;
+  small.acc = AKX_COMPLEX128;
   cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, &small), AKX_SUCCESS, "%s", akx_last_error());
   const state before = state_of();
   size_t ws = 12345;
@@ -67,7 +67,7 @@ Test(plan_state, scan_tile_over_the_shared_limit) {
   assert_same_state(before, state_of(), "a refused scan");
   /* the same for findall's planner is not reachable (its tuning is fixed); slices too: */
   const int64_t shape[2] = {4, n / 4};
-  const akx_array s2 = akx_array_c(src, AKX_FLOAT64, 2, shape), d2 = akx_array_c(dst, AKX_FLOAT64, 2, shape);
+  const akx_array s2 = akx_array_c(src, AKX_COMPLEX128, 2, shape), d2 = akx_array_c(dst, AKX_COMPLEX128, 2, shape);
   cr_assert_eq(akx_scan_workspace_size(ctx, &d2, &s2, AKX_OP_ADD, 1, &o, &ws), AKX_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(akx_scan(ctx, &d2, &s2, AKX_OP_ADD, 1, &o), AKX_ERROR_INVALID_ARGUMENT);
   assert_same_state(before, state_of(), "a refused scan along a dim");
@@ -76,7 +76,7 @@ Test(plan_state, scan_tile_over_the_shared_limit) {
 }
 
 /* Tiles past 48 KiB of runs plus scratch, within the device's opt-in maximum, run and are right:
- * float32 1024 x 12 (48 KiB of runs) and float64 512 x 12. */
+ * float32 256 x 48 and float64 256 x 24 (48 KiB of runs each), float64 256 x 64 (128 KiB). */
 static void check_big_tile(akx_dtype t, int32_t bd, int32_t ipt) {
   const int64_t n = (int64_t)bd * ipt * 3 + 17;
   const size_t sz = akx_dtype_size(t);
@@ -110,8 +110,9 @@ static void check_big_tile(akx_dtype t, int32_t bd, int32_t ipt) {
 }
 
 Test(plan_state, tiles_past_48_kib_run) {
-  check_big_tile(AKX_FLOAT32, 1024, 12);
-  check_big_tile(AKX_FLOAT64, 512, 12);
+  check_big_tile(AKX_FLOAT32, 256, 48);
+  check_big_tile(AKX_FLOAT64, 256, 24);
+  check_big_tile(AKX_FLOAT64, 256, 64);
 }
 
 /* Each size query refuses what its call refuses, with the same status and sentence. */

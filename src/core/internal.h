@@ -46,8 +46,10 @@ enum {
  * of offsets and bytes, and what `flags` asks. */
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
                             int flags, akx__extent *ext);
-/* opts->block_size: 0 (the tuning table) or a multiple of 32 the device allows. */
-akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size);
+/* opts->block_size: 0 (the tuning table) or a multiple of 32 the device allows, at most
+ * kernel_max: the launch bounds of the kernels `family` names (kernels/block_limits.h). */
+akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
+                                 const char *family);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "kernels/block_limits.h"
 
 akx_status akx__check_context(const akx_context *ctx) {
   if (!ctx) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ctx is NULL; create one with akx_context_create");
@@ -174,8 +175,18 @@ akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, co
   return AKX_SUCCESS;
 }
 
-akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size) {
-  const int max_block = ctx && ctx->profile ? ctx->profile->max_threads_per_block : 1024;
+akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
+                                 const char *family) {
+  /* No context: the result-dtype query, which knows no device (CUDA's limit, 1024). */
+  const int device_max = ctx && ctx->profile ? ctx->profile->max_threads_per_block : 1024;
+  if (block_size != 0 && block_size > kernel_max && block_size <= device_max &&
+      block_size % 32 == 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->block_size is %d; the %s kernels are compiled for blocks of at most "
+                     "%d threads (__launch_bounds__(%d), kernels/block_limits.h): it must be 0 "
+                     "(tuning table) or a multiple of 32 in 32..%d",
+                     (int)block_size, family, (int)kernel_max, (int)kernel_max, (int)kernel_max);
+  const int max_block = kernel_max < device_max ? kernel_max : device_max;
   if (block_size != 0 && (block_size < 32 || block_size > max_block || block_size % 32))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size is %d; it must be 0 (tuning table) or a multiple of 32 in 32..%d",
@@ -185,7 +196,7 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size) {
 
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *o) {
   if (!o) return AKX_SUCCESS;
-  AKX_TRY(akx__check_block_size(ctx, o->block_size));
+  AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_REDUCE, "reduction"));
   if (o->items_per_thread < 0 || o->items_per_thread > 256)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..256",

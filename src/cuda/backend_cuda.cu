@@ -19,16 +19,43 @@ akx_status cuda_fail(akx_status s, cudaError_t e, const char *what) {
   return akx__fail(s, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-// cudart's current device is per host thread and other code (another context, the caller)
-// may have changed it since this context's last call.
-akx_status use_device(const akx_context *ctx) {
-  int current = -1;
-  cudaError_t e = cudaGetDevice(&current);
-  if (e == cudaSuccess && current == ctx->device) return AKX_SUCCESS;
-  e = cudaSetDevice(ctx->device);
-  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaSetDevice");
-  return AKX_SUCCESS;
-}
+// cudart's current device is per host thread and belongs to the caller: other code (another
+// context, the caller itself) may have changed it since this context's last call, and a call
+// must leave it as it found it. Every entry that talks to the device holds a device_scope for
+// its whole body: it makes the context's device current (cudaSetDevice only when it is not
+// already) and, on the way out, makes the caller's device current again. Kernels launched in
+// between stay queued on the context's stream, which belongs to the context's device.
+class device_scope {
+ public:
+  explicit device_scope(int device) {
+    cudaError_t e = cudaGetDevice(&saved_);
+    if (e == cudaSuccess && saved_ == device) return;
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      saved_ = -1;  // nothing to restore
+    }
+    error_ = cudaSetDevice(device);
+    switched_ = error_ == cudaSuccess;
+  }
+  // A failure to switch back cannot be reported (the call's own status is decided by then);
+  // it is not left behind as the caller's "last error" either.
+  ~device_scope() {
+    if (switched_ && saved_ >= 0 && cudaSetDevice(saved_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  device_scope(const device_scope &) = delete;
+  device_scope &operator=(const device_scope &) = delete;
+  // cudaSetDevice's error (cudaSuccess when the device is current).
+  cudaError_t error() const { return error_; }
+  // AKX_SUCCESS, or AKX_ERROR_DEVICE with cudaSetDevice's sentence.
+  akx_status check() const {
+    return error_ == cudaSuccess ? AKX_SUCCESS : cuda_fail(AKX_ERROR_DEVICE, error_, "cudaSetDevice");
+  }
+
+ private:
+  int saved_ = -1;
+  bool switched_ = false;
+  cudaError_t error_ = cudaSuccess;
+};
 
 cudaStream_t stream_of(const akx_context *ctx) { return static_cast<cudaStream_t>(ctx->stream); }
 
@@ -57,7 +84,9 @@ akx_status cuda_open(akx_context *ctx, int device) {
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "device is %d, expected a CUDA device ordinal in 0..%d",
                      device, count - 1);
 
-  e = cudaSetDevice(device);
+  // The device is current only while the context is opened (device_scope).
+  device_scope scope(device);
+  e = scope.error();
   // cudaFree(NULL) creates the primary context now, so that a device that cannot be used
   // (exclusive mode, out of memory, driver too old) fails here rather than in the first call.
   if (e == cudaSuccess) e = cudaFree(nullptr);
@@ -95,7 +124,8 @@ akx_status cuda_open(akx_context *ctx, int device) {
 void cuda_close(akx_context *ctx) { (void)ctx; }
 
 akx_status cuda_malloc(akx_context *ctx, void **ptr, size_t bytes) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaError_t e = cudaMalloc(ptr, bytes);
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
@@ -112,7 +142,8 @@ akx_status cuda_malloc(akx_context *ctx, void **ptr, size_t bytes) {
 }
 
 akx_status cuda_free(akx_context *ctx, void *ptr) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaError_t e = cudaFree(ptr);
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFree");
   return AKX_SUCCESS;
@@ -120,7 +151,8 @@ akx_status cuda_free(akx_context *ctx, void *ptr) {
 
 akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
   if (bytes == 0) return AKX_SUCCESS;
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaMemcpyKind kind = k == AKX_COPY_HOST_TO_DEVICE   ? cudaMemcpyHostToDevice
                         : k == AKX_COPY_DEVICE_TO_HOST ? cudaMemcpyDeviceToHost
                                                        : cudaMemcpyDeviceToDevice;
@@ -132,14 +164,16 @@ akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t byte
 }
 
 akx_status cuda_synchronize(akx_context *ctx) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaError_t e = cudaStreamSynchronize(stream_of(ctx));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamSynchronize");
   return AKX_SUCCESS;
 }
 
 akx_status cuda_set_stream(akx_context *ctx, void *stream) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (s != nullptr) {
     int stream_device = -1;
@@ -207,7 +241,11 @@ bool device_can_address(const akx_context *ctx, const void *p) {
 }
 
 int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
-  if (use_device(ctx) != AKX_SUCCESS) return 0;
+  device_scope scope(ctx->device);
+  if (scope.error() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
   if (bytes == 0) return 1;
   // Both ends: a range that starts in one allocation and runs past it into host memory is
   // refused too (the runtime has no allocation sizes to check the whole range against).
@@ -220,14 +258,16 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 // call's kernel failing to launch: it is cleared first.
 template <class Plan, akx_status (*launch)(const Plan *, void *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   (void)cudaGetLastError();
   return launch(plan, ctx->stream);
 }
 
 akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
                     void *arg) {
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   (void)cudaGetLastError();  // as cuda_launch
   return fn(ctx->stream, workspace, arg);
 }

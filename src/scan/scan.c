@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "kernels/block_limits.h"
 #include "scan_plan.h"
 #include "tuning.h"
 
 akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
   if (!o) return AKX_SUCCESS;
-  AKX_TRY(akx__check_block_size(ctx, o->block_size));
+  AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_SCAN, "scan"));
   if (o->items_per_thread < 0 || o->items_per_thread > 64)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..64",

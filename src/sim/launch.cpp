@@ -60,11 +60,13 @@ akx_status check_configuration(const runtime &rt, const launch_desc &d, const ch
 }
 
 // Blocks resident at once: the profile's occupancy (threads, registers, shared memory with
-// the static part this kernel used last time) on every SM, capped by AKX_SIM_RESIDENT and
-// the grid.
+// the static part: ptxas's figure of the kernel's instance when its kernel_info has it, else
+// what this kernel's AKX_SHARED arrays took last time) on every SM, capped by
+// AKX_SIM_RESIDENT and the grid.
 uint32_t resident_blocks(runtime &rt, const launch_desc &d, uint32_t threads, uint64_t grid) {
   auto seen = rt.static_bytes_seen.find(d.name);
   uint64_t statics = seen != rt.static_bytes_seen.end() ? seen->second : 0;
+  if (d.static_smem >= 0) statics = uint64_t(d.static_smem);
   uint64_t per_sm = akx__sim_resident_blocks_per_sm(rt.profile, threads, d.dyn_smem + statics,
                                                     uint32_t(d.registers));
   uint64_t n = per_sm * uint64_t(rt.profile->sm_count);

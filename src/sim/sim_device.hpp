@@ -111,10 +111,11 @@ struct launch_desc {
   size_t dyn_smem;
   int max_threads, registers, loads_in_flight;
   bool smem_optin;
+  int static_smem;  // kernel_info.static_smem: -1 unknown
 };
 inline launch_desc make_launch_desc(const kernel_info &k, dim3 grid, dim3 block, size_t smem) {
   return launch_desc{k.name, grid, block, smem, k.max_threads, k.registers, k.loads_in_flight,
-                     k.smem_optin};
+                     k.smem_optin, k.static_smem};
 }
 // Runs fn(closure) once per thread of every block. Returns AKX_SUCCESS, or
 // AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.

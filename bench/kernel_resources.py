@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""What ptxas made of every built-in kernel: registers, static shared memory, stack and local
+memory per kernel instance, read from the built device code with
+`cuobjdump --dump-resource-usage` (the CUDA toolkit's, or PyPI's nvidia-cuda-cuobjdump).
+
+  kernel_resources.py check TABLE BINARY...   the kernel_resources ctest: fails (exit 1) on any
+                                              kernel with local memory, or a stack frame beyond
+                                              a call's (a spill) that TABLE does not list as a
+                                              known spill, and when TABLE disagrees with the
+                                              sm_90 code built
+  kernel_resources.py write TABLE BINARY...   regenerates TABLE (kernels/kernel_resources.inc)
+  kernel_resources.py occupancy TABLE [OLD]   registers, shared memory and resident blocks per
+                                              SM on the H200 at the default block size, beside
+                                              an older table's (bench/RESULTS.md)
+
+BINARY: libakx.so or the kernel objects of a CUDA build. The tool: $AKX_CUOBJDUMP, else
+cuobjdump on PATH, in the toolkit next to nvcc, or in a pip-installed nvidia-cuda-cuobjdump
+(found on sys.path and under /opt/akx-tools, where .ci/run puts it). Demangling: c++filt.
+
+TABLE is what the sim's occupancy model reads (src/sim/kernel_resources.cpp), so that a
+sim-only build sees the registers and shared memory the GPU will have. Its figures are sm_90's
+from the CUDA release named in its header; a build by another release may differ, which is
+reported (and not a failure: the table is one release's).
+
+Known spills: the table records each kernel's own stack frame. A frame above the call's 8
+bytes is a spill (ptxas -v counts it as spill stores); the kernels that spilled when the table
+was written are listed with their frame, and the check fails on a spill anywhere else or on a
+frame that grew: a ratchet, which a kernel change that removes spills tightens (the table then
+disagrees with the build and must be regenerated). `write` prints the known spills.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ARCH = "sm_90"
+# cuobjdump's SHARED counts the 1 KiB the driver reserves per block (sm_80 and later) in front
+# of a kernel's own static shared memory, whenever the kernel has any: the table keeps the
+# kernel's own bytes, and the sim's model adds the reserve to every block itself (model.c).
+RESERVED_SHARED = 1024
+# A kernel's own stack frame (EIATTR_FRAME_SIZE in cuobjdump -elf; ptxas -v's "bytes stack
+# frame") is 0, or 8 when it makes a call (the out-of-line finishing step of
+# kernels/finish.cuh, the 64-bit division routines): ptxas -v then says "8 bytes stack frame,
+# 0 bytes spill stores". Anything above it is spill space or a local array (ptxas counts it
+# as spill stores). cuobjdump's STACK adds the frames of the callees: not a spill measure.
+CALL_FRAME = 8
+
+DTYPES = {
+    "bool": "AKX_BOOL", "signed char": "AKX_INT8", "unsigned char": "AKX_UINT8",
+    "short": "AKX_INT16", "unsigned short": "AKX_UINT16", "int": "AKX_INT32",
+    "unsigned int": "AKX_UINT32", "long": "AKX_INT64", "unsigned long": "AKX_UINT64",
+    "akx::f16": "AKX_FLOAT16", "akx::bf16": "AKX_BFLOAT16", "float": "AKX_FLOAT32",
+    "double": "AKX_FLOAT64", "akx::cplx<float>": "AKX_COMPLEX64",
+    "akx::cplx<double>": "AKX_COMPLEX128",
+}
+OPS = {"akx::op_" + o: "AKX_OP_" + o.upper() for o in ("add", "mul", "min", "max", "and", "or", "xor")}
+NONE = "-1"
+# The enums' values (include/akx.h), for the order kernels/kernel_resources.cuh searches in.
+ORDER = {"-1": -1}
+ORDER.update({d: i for i, d in enumerate(
+    ["AKX_BOOL", "AKX_INT8", "AKX_UINT8", "AKX_INT16", "AKX_UINT16", "AKX_INT32", "AKX_UINT32",
+     "AKX_INT64", "AKX_UINT64", "AKX_FLOAT16", "AKX_BFLOAT16", "AKX_FLOAT32", "AKX_FLOAT64",
+     "AKX_COMPLEX64", "AKX_COMPLEX128"])})
+ORDER.update({o: i for i, o in enumerate(
+    ["AKX_OP_ADD", "AKX_OP_MUL", "AKX_OP_MIN", "AKX_OP_MAX", "AKX_OP_AND", "AKX_OP_OR", "AKX_OP_XOR"])})
+
+
+def sort_key(k):
+    """(function, src, dst, acc, op) as kernels/kernel_resources.cuh's binary search orders
+    them: the function by its bytes (strcmp), the rest by their enum values."""
+    return (k[0].encode(),) + tuple(ORDER[x] for x in k[1:])
+
+REGENERATE = "python3 bench/kernel_resources.py write kernels/kernel_resources.inc build/libakx.so"
+
+
+def fail(msg):
+    print("kernel_resources: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def find_cuobjdump():
+    env = os.environ.get("AKX_CUOBJDUMP")
+    if env:
+        if not os.access(env, os.X_OK):
+            fail("AKX_CUOBJDUMP is %s, which is not an executable" % env)
+        return env
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    beside = os.path.join(os.path.dirname(nvcc), "cuobjdump")
+    if os.access(beside, os.X_OK):
+        return beside
+    for root in sys.path + ["/opt/akx-tools"]:
+        for cand in sorted(glob.glob(os.path.join(root, "nvidia", "*", "bin", "cuobjdump"))):
+            if os.access(cand, os.X_OK):
+                return cand
+    fail("cuobjdump not found (not $AKX_CUOBJDUMP, not on PATH, not beside nvcc, no "
+         "pip-installed nvidia-cuda-cuobjdump): `python3 -m pip install nvidia-cuda-cuobjdump` "
+         "(.ci/run does), or the toolkit's cuda-cuobjdump package. The CUDA backend is built, "
+         "so its kernels' resources must be checked: this is a failure, not a skip.")
+
+
+def split_args(s):
+    """Top-level comma-separated template arguments of s (without the outer <>)."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def template_of(s):
+    """'name<a, b>' -> ('name', ['a', 'b']); a name without arguments -> (s, [])."""
+    s = s.strip()
+    i = s.find("<")
+    if i < 0:
+        return s, []
+    return s[:i], split_args(s[i + 1:s.rindex(">")])
+
+
+def dtype(t):
+    t = re.sub(r"\s+>", ">", t.strip())
+    if t not in DTYPES:
+        raise ValueError("no akx dtype is the C++ type '%s'" % t)
+    return DTYPES[t]
+
+
+def op(t):
+    t = t.strip()
+    if t not in OPS:
+        raise ValueError("'%s' is not a built-in op" % t)
+    return OPS[t]
+
+
+def key_of(demangled):
+    """(function, src, dst, acc, op) of a built-in kernel's demangled name, or None for a
+    kernel the table does not cover (one compiled from include/akx.cuh by a bench)."""
+    m = re.match(r"void akx::(\w+)<(.*)>\(.*\)$", demangled)
+    if not m:
+        return None
+    fn, args = m.group(1), split_args(m.group(2))
+    if fn in ("reduce_whole_contiguous", "reduce_whole_strided"):
+        return (fn, dtype(args[0]), NONE, dtype(args[1]), op(args[2]))
+    if fn in ("reduce_dims_rows_kernel", "reduce_dims_tile_kernel"):
+        return (fn[:-len("_kernel")], dtype(args[0]), NONE, dtype(args[1]), op(args[2]))
+    if fn == "reduce_whole_partials":
+        return (fn, NONE, NONE, dtype(args[0]), op(args[1]))
+    if fn == "reduce_dims_finish_kernel":
+        return ("reduce_dims_finish", NONE, NONE, dtype(args[0]), op(args[1]))
+    if fn == "scan_columns":  # <Src, Dst, Op, Acc>
+        return (fn, dtype(args[0]), dtype(args[1]), dtype(args[3]), op(args[2]))
+    if fn == "scan_columns_carry":  # <Op, Acc>
+        return (fn, NONE, NONE, dtype(args[1]), op(args[0]))
+    if fn == "scan_init":
+        return (fn, NONE, NONE, NONE, NONE)
+    if fn == "scan_tile_kernel":
+        policy, pargs = template_of(args[0])
+        if policy == "akx::findall_policy":
+            return ("findall_tile", dtype(pargs[0]), NONE, NONE, NONE)
+        if policy == "akx::scan_policy":
+            scan, sargs = template_of(pargs[2])
+            name = {"akx::plain_scan": "scan_tile", "akx::seg_scan": "scan_slices"}.get(scan)
+            if name is None:
+                return None
+            return (name, dtype(pargs[0]), dtype(pargs[1]), dtype(sargs[1]), op(sargs[0]))
+    return None
+
+
+def read_binaries(paths):
+    """{key: (registers, static shared, own stack frame, local, name)} of the ARCH code, the other
+    architectures' kernels (checked for spills only), and cuobjdump's version line."""
+    tool = find_cuobjdump()
+    toolkits = set()  # the compiler's release, from each cubin's ELF header
+    functions = []  # (arch, mangled, fields)
+    for path in paths:
+        if not os.path.exists(path):
+            fail("%s does not exist (build the library first)" % path)
+        r = subprocess.run([tool, "--dump-resource-usage", path], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("%s --dump-resource-usage %s failed: %s" % (tool, path, r.stderr.strip()))
+        arch, fn = None, None
+        for line in r.stdout.splitlines():
+            m = re.match(r"\s*arch = (sm_\d+a?)", line)
+            if m:
+                arch = m.group(1)
+            m = re.match(r"\s*Function (\S+):", line)
+            if m:
+                fn = m.group(1)
+                continue
+            if fn and "REG:" in line:
+                fields = dict(re.findall(r"([A-Z]+(?:\[\d+\])?):(\d+)", line))
+                functions.append((arch, fn, {k: int(v) for k, v in fields.items()}))
+                fn = None
+    frames = {}  # (arch, kernel) -> its own stack frame
+    for path in paths:
+        p = subprocess.Popen([tool, "-elf", path], stdout=subprocess.PIPE, text=True)
+        arch = None
+        for line in p.stdout:
+            if line.startswith("arch = "):
+                arch = line.split()[2]
+            elif line.startswith("64-bit ELF:"):
+                m = re.search(r"toolkit=([0-9.]+)", line)
+                if m:
+                    toolkits.add(m.group(1))
+            elif "frame size:" in line:
+                m = re.search(r"function: ([^\s$(][^\s(]*)\(0x[0-9a-f]+\)\s+frame size: 0x([0-9a-f]+)", line)
+                if m:
+                    k = (arch, m.group(1))
+                    frames[k] = max(frames.get(k, 0), int(m.group(2), 16))
+        if p.wait() != 0:
+            fail("%s -elf %s failed" % (tool, path))
+    version = "release " + "/".join(sorted(toolkits)) if toolkits else "unknown release"
+    if not functions:
+        fail("no device functions in %s: is this a CUDA build (AKX_CUDA=ON)?" % " ".join(paths))
+    if not shutil.which("c++filt"):
+        fail("c++filt not found (binutils): needed to read the kernels' names")
+    names = sorted({f[1] for f in functions})
+    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout
+    demangled = dict(zip(names, out.splitlines()))
+    table, others = {}, []
+    for arch, mangled, f in functions:
+        shared = f.get("SHARED", 0)
+        own = shared - RESERVED_SHARED if shared >= RESERVED_SHARED else shared
+        if (arch, mangled) not in frames:
+            fail("cuobjdump -elf gave no frame size for %s (%s)" % (demangled[mangled], arch))
+        entry = (f.get("REG", 0), own, frames[(arch, mangled)], f.get("LOCAL", 0), demangled[mangled])
+        key = key_of(demangled[mangled]) if arch == ARCH else None
+        if key is None:
+            others.append((arch, entry))
+            continue
+        if key in table and table[key][:2] != entry[:2]:
+            fail("%s is in the binaries twice, with different figures" % entry[4])
+        table[key] = entry
+    return table, others, version
+
+
+def parse_table(path):
+    rows, version = {}, None
+    if not os.path.exists(path):
+        return rows, version
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"// sm_90, CUDA (release [0-9.]+)", line)
+            if m:
+                version = m.group(1)
+            m = re.match(r"AKX_KERNEL_RESOURCES\((\w+), (\S+), (\S+), (\S+), (\S+), (\d+), (\d+), (\d+)\)", line)
+            if m:
+                rows[m.groups()[:5]] = (int(m.group(6)), int(m.group(7)), int(m.group(8)))
+    return rows, version
+
+
+def bad_memory(table, others, known=None):
+    """Kernels with local memory or a spill; with `known` ({key: frame} of the table), only
+    spills the table does not list, or frames that grew."""
+    bad = []
+    for key, (reg, own, frame, local, name) in sorted(table.items()):
+        allowed = max(CALL_FRAME, known.get(key, 0)) if known is not None else CALL_FRAME
+        if frame > allowed or local > 0:
+            bad.append("%s: a %d-byte stack frame, %d bytes of local memory (%d registers)" % (name, frame, local, reg))
+    for arch, (reg, own, frame, local, name) in others:
+        if frame > CALL_FRAME or local > 0:
+            bad.append("%s (%s): a %d-byte stack frame, %d bytes of local memory" % (name, arch, frame, local))
+    return bad
+
+
+def write(path, table, version):
+    keys = sorted(table, key=sort_key)
+    with open(path, "w") as f:
+        f.write("// Generated by bench/kernel_resources.py (do not edit): registers per thread and static\n"
+                "// shared memory per block of every built-in kernel instance, as ptxas built them.\n"
+                "// Compiled into the sim (src/sim/kernel_resources.cpp, kernels/kernel_resources.cuh) for\n"
+                "// its occupancy model. Regenerate after\n"
+                "// changing a kernel, from a CUDA build for sm_90 (the default preset):\n"
+                "//   cmake --build --preset default && %s\n" % REGENERATE)
+        f.write("// sm_90, CUDA %s; %d kernels.\n" % (version, len(keys)))
+        spills = sum(1 for k in keys if table[k][2] > CALL_FRAME)
+        f.write("// %d of them spill (a stack frame above the call's %d bytes): known spills, which the\n"
+                "// kernel_resources test lets pass until a frame grows or another kernel spills.\n"
+                % (spills, CALL_FRAME))
+        f.write("// AKX_KERNEL_RESOURCES(function, src, dst, acc, op, registers, static shared bytes,\n"
+                "//                      stack frame bytes)\n")
+        for k in keys:
+            reg, own, frame = table[k][:3]
+            f.write("AKX_KERNEL_RESOURCES(%s, %s, %s, %s, %s, %d, %d, %d)\n" % (k + (reg, own, frame)))
+
+
+def check(path, table, others, version):
+    rows, table_version = parse_table(path)
+    problems = bad_memory(table, others, {k: v[2] for k, v in rows.items()})
+    for p in problems:
+        print("SPILL OR LOCAL MEMORY: " + p)
+    known = sum(1 for k, v in table.items() if v[2] > CALL_FRAME)
+    if known:
+        print("kernel_resources: %d kernels spill as the table records (known spills)" % known)
+    built = {k: v[:3] for k, v in table.items()}
+    if not built:
+        print("kernel_resources: no %s code in the binaries: the table (%s) is not compared" % (ARCH, path))
+    else:
+        diffs = []
+        for k in sorted(set(rows) | set(built)):
+            if rows.get(k) != built.get(k):
+                diffs.append("  %-70s table %-12s built %s" % (
+                    "(%s)" % ", ".join(k), rows.get(k, "missing"), built.get(k, "missing")))
+        if diffs:
+            print("kernel_resources: %s disagrees with the build (%s, %s) in %d kernels "
+                  "(registers, static shared bytes, stack frame):" % (path, ARCH, version, len(diffs)))
+            print("\n".join(diffs[:60]) + ("\n  ..." if len(diffs) > 60 else ""))
+            if table_version is not None and table_version != version:
+                print("kernel_resources: the table is CUDA %s's, this build's tools are %s: not a "
+                      "failure (regenerate with `%s` to model this release)" % (table_version, version, REGENERATE))
+            else:
+                print("kernel_resources: regenerate it: " + REGENERATE)
+                problems.append("table")
+        else:
+            print("kernel_resources: %d %s kernels match %s" % (len(built), ARCH, path))
+    if problems:
+        sys.exit(1)
+    print("kernel_resources: no kernel uses local memory or spills beyond the table's known "
+          "spills (%d %s kernels, %d others)" % (len(table), ARCH, len(others)))
+
+
+# ---- occupancy at the default block sizes (H200: src/core/device_profile.c) ----------------
+H200 = dict(threads=2048, blocks=32, registers=65536, shared=228 * 1024, reserved=1024)
+SIZES = {"AKX_BOOL": 1, "AKX_INT8": 1, "AKX_UINT8": 1, "AKX_INT16": 2, "AKX_UINT16": 2,
+         "AKX_FLOAT16": 2, "AKX_BFLOAT16": 2, "AKX_INT32": 4, "AKX_UINT32": 4, "AKX_FLOAT32": 4,
+         "AKX_INT64": 8, "AKX_UINT64": 8, "AKX_FLOAT64": 8, "AKX_COMPLEX64": 8, "AKX_COMPLEX128": 16}
+BLOCK = 256  # every tuning row's block (src/core/tuning.c)
+
+
+def dynamic_smem(fn, acc):
+    """A tile's partials at the default tuning (src/core/tuning.c: items per accumulator size;
+    kernels/scan_layout.cuh: runs of 1- and 2-byte partials padded to an odd word count)."""
+    if fn not in ("scan_tile", "scan_slices", "findall_tile"):
+        return 0
+    w = 8 if fn == "findall_tile" else SIZES[acc]
+    ipt = 4 if fn == "scan_slices" else {1: 32, 2: 32, 4: 16, 8: 8, 16: 4}[w]
+    stride = ipt
+    if w < 4:
+        words = (ipt * w + 3) // 4
+        words += 1 - words % 2
+        stride = words * 4 // w
+    return BLOCK * stride * w
+
+
+def resident(threads, regs, shared):
+    per_warp = (regs * 32 + 255) // 256 * 256
+    warps = (threads + 31) // 32
+    by = [H200["blocks"], H200["threads"] // threads, H200["registers"] // (per_warp * warps)]
+    by.append(H200["shared"] // (shared + H200["reserved"]))
+    return max(1, min(by))
+
+
+def summary(rows):
+    groups = {}
+    for (fn, src, dst, acc, o), (reg, own, frame) in rows.items():
+        occ = resident(BLOCK, reg, own + dynamic_smem(fn, acc))
+        groups.setdefault(fn, []).append((reg, own, occ))
+    return groups
+
+
+def occupancy(path, old=None):
+    """Per kernel: instances, registers (min..max), static shared bytes, blocks of 256 threads
+    resident per H200 SM (min..max over instances), and the same of an older table."""
+    rows, version = parse_table(path)
+    if not rows:
+        fail("%s has no rows" % path)
+    new = summary(rows)
+    before = summary(parse_table(old)[0]) if old else {}
+    head = "| kernel | instances | registers | static smem (B) | blocks/SM at %d threads |" % BLOCK
+    print(head + (" before: registers | before: blocks/SM |" if old else ""))
+    print("|---" * (5 + (2 if old else 0)) + "|")
+    span = lambda xs: "%d" % min(xs) if min(xs) == max(xs) else "%d..%d" % (min(xs), max(xs))
+    for fn in sorted(set(new) | set(before)):
+        g = new.get(fn, [(0, 0, 0)])
+        line = "| %s | %d | %s | %s | %s |" % (fn, len(new.get(fn, [])), span([r for r, _, _ in g]),
+                                             span([s for _, s, _ in g]), span([o for _, _, o in g]))
+        if old:
+            b = before.get(fn, [(0, 0, 0)])
+            line += " %s | %s |" % (span([r for r, _, _ in b]), span([o for _, _, o in b]))
+        print(line)
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("check", "write", "occupancy"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, path = argv[1], argv[2]
+    if mode == "occupancy":
+        occupancy(path, argv[3] if len(argv) > 3 else None)
+        return 0
+    if len(argv) < 4:
+        fail("name the built library or objects after the table")
+    table, others, version = read_binaries(argv[3:])
+    if mode == "write":
+        problems = bad_memory(table, others)
+        for p in problems:
+            print("known spill: " + p)
+        if any(v[3] > 0 for v in table.values()):
+            fail("refusing to write a table with local memory (a local array): fix the kernel")
+        write(path, table, version)
+        print("kernel_resources: wrote %d kernels to %s" % (len(table), path))
+        return 0
+    check(path, table, others, version)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
