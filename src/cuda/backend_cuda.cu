@@ -201,7 +201,8 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
 // thread-local mode (cudaErrorStreamCaptureImplicit), so it counts as capturing too.
 akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
   *capturing = 0;
-  AKX_TRY(use_device(ctx));
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   cudaError_t e = cudaStreamIsCapturing(stream_of(ctx), &status);
   if (e == cudaErrorStreamCaptureImplicit) {
