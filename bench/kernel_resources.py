@@ -4,10 +4,9 @@ memory per kernel instance, read from the built device code with
 `cuobjdump --dump-resource-usage` (the CUDA toolkit's, or PyPI's nvidia-cuda-cuobjdump).
 
   kernel_resources.py check TABLE BINARY...   the kernel_resources ctest: fails (exit 1) on any
-                                              kernel with local memory, or a stack frame beyond
-                                              a call's (a spill) that TABLE does not list as a
-                                              known spill, and when TABLE disagrees with the
-                                              sm_90 code built
+                                              device function with local memory or a stack
+                                              frame (a spill, or a local array), and when TABLE
+                                              disagrees with the sm_90 code built
   kernel_resources.py write TABLE BINARY...   regenerates TABLE (kernels/kernel_resources.inc)
   kernel_resources.py occupancy TABLE [OLD]   registers, shared memory and resident blocks per
                                               SM on the H200 at the default block size, beside
@@ -22,11 +21,11 @@ sim-only build sees the registers and shared memory the GPU will have. Its figur
 from the CUDA release named in its header; a build by another release may differ, which is
 reported (and not a failure: the table is one release's).
 
-Known spills: the table records each kernel's own stack frame. A frame above the call's 8
-bytes is a spill (ptxas -v counts it as spill stores); the kernels that spilled when the table
-was written are listed with their frame, and the check fails on a spill anywhere else or on a
-frame that grew: a ratchet, which a kernel change that removes spills tightens (the table then
-disagrees with the build and must be regenerated). `write` prints the known spills.
+No stack: every kernel and every out-of-line device function must have a stack frame of 0
+bytes. A frame is spill space or a local array (a value whose address is taken); the calls the
+kernels make (the out-of-line finishing step of kernels/finish.cuh) need none. The 64-bit
+division routine's calls made ptxas stop at 64 registers and spill: kernels/divide.cuh is why
+there are none.
 """
 import glob
 import os
@@ -40,12 +39,8 @@ ARCH = "sm_90"
 # of a kernel's own static shared memory, whenever the kernel has any: the table keeps the
 # kernel's own bytes, and the sim's model adds the reserve to every block itself (model.c).
 RESERVED_SHARED = 1024
-# A kernel's own stack frame (EIATTR_FRAME_SIZE in cuobjdump -elf; ptxas -v's "bytes stack
-# frame") is 0, or 8 when it makes a call (the out-of-line finishing step of
-# kernels/finish.cuh, the 64-bit division routines): ptxas -v then says "8 bytes stack frame,
-# 0 bytes spill stores". Anything above it is spill space or a local array (ptxas counts it
-# as spill stores). cuobjdump's STACK adds the frames of the callees: not a spill measure.
-CALL_FRAME = 8
+# A function's own stack frame (EIATTR_FRAME_SIZE in cuobjdump -elf; ptxas -v's "bytes stack
+# frame"): must be 0. cuobjdump's STACK adds the frames of the callees.
 
 DTYPES = {
     "bool": "AKX_BOOL", "signed char": "AKX_INT8", "unsigned char": "AKX_UINT8",
@@ -261,16 +256,14 @@ def parse_table(path):
     return rows, version
 
 
-def bad_memory(table, others, known=None):
-    """Kernels with local memory or a spill; with `known` ({key: frame} of the table), only
-    spills the table does not list, or frames that grew."""
+def bad_memory(table, others):
+    """Device functions with local memory or a stack frame."""
     bad = []
     for key, (reg, own, frame, local, name) in sorted(table.items()):
-        allowed = max(CALL_FRAME, known.get(key, 0)) if known is not None else CALL_FRAME
-        if frame > allowed or local > 0:
+        if frame > 0 or local > 0:
             bad.append("%s: a %d-byte stack frame, %d bytes of local memory (%d registers)" % (name, frame, local, reg))
     for arch, (reg, own, frame, local, name) in others:
-        if frame > CALL_FRAME or local > 0:
+        if frame > 0 or local > 0:
             bad.append("%s (%s): a %d-byte stack frame, %d bytes of local memory" % (name, arch, frame, local))
     return bad
 
@@ -285,10 +278,8 @@ def write(path, table, version):
                 "// changing a kernel, from a CUDA build for sm_90 (the default preset):\n"
                 "//   cmake --build --preset default && %s\n" % REGENERATE)
         f.write("// sm_90, CUDA %s; %d kernels.\n" % (version, len(keys)))
-        spills = sum(1 for k in keys if table[k][2] > CALL_FRAME)
-        f.write("// %d of them spill (a stack frame above the call's %d bytes): known spills, which the\n"
-                "// kernel_resources test lets pass until a frame grows or another kernel spills.\n"
-                % (spills, CALL_FRAME))
+        spills = sum(1 for k in keys if table[k][2] > 0)
+        f.write("// %d of them have a stack frame (the kernel_resources test fails on any).\n" % spills)
         f.write("// AKX_KERNEL_RESOURCES(function, src, dst, acc, op, registers, static shared bytes,\n"
                 "//                      stack frame bytes)\n")
         for k in keys:
@@ -298,12 +289,9 @@ def write(path, table, version):
 
 def check(path, table, others, version):
     rows, table_version = parse_table(path)
-    problems = bad_memory(table, others, {k: v[2] for k, v in rows.items()})
+    problems = bad_memory(table, others)
     for p in problems:
         print("SPILL OR LOCAL MEMORY: " + p)
-    known = sum(1 for k, v in table.items() if v[2] > CALL_FRAME)
-    if known:
-        print("kernel_resources: %d kernels spill as the table records (known spills)" % known)
     built = {k: v[:3] for k, v in table.items()}
     if not built:
         print("kernel_resources: no %s code in the binaries: the table (%s) is not compared" % (ARCH, path))
@@ -327,8 +315,8 @@ def check(path, table, others, version):
             print("kernel_resources: %d %s kernels match %s" % (len(built), ARCH, path))
     if problems:
         sys.exit(1)
-    print("kernel_resources: no kernel uses local memory or spills beyond the table's known "
-          "spills (%d %s kernels, %d others)" % (len(table), ARCH, len(others)))
+    print("kernel_resources: no device function has a stack frame or local memory (%d %s "
+          "kernels, %d others)" % (len(table), ARCH, len(others)))
 
 
 # ---- occupancy at the default block sizes (H200: src/core/device_profile.c) ----------------
@@ -406,9 +394,9 @@ def main(argv):
     if mode == "write":
         problems = bad_memory(table, others)
         for p in problems:
-            print("known spill: " + p)
-        if any(v[3] > 0 for v in table.values()):
-            fail("refusing to write a table with local memory (a local array): fix the kernel")
+            print("SPILL OR LOCAL MEMORY: " + p)
+        if problems:
+            fail("refusing to write a table of kernels that spill or use local memory: fix them")
         write(path, table, version)
         print("kernel_resources: wrote %d kernels to %s" % (len(table), path))
         return 0

@@ -22,6 +22,12 @@
 // src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.
 extern "C" akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call,
                                                const char *why, const char *instead);
+// src/scan/tile_shared.cpp: a tile's shared memory (runs and static scratch) against the
+// context's device, the one rule the C API's scans and findall plan with.
+extern "C" akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout,
+                                            int32_t block_size, int32_t items_per_thread,
+                                            size_t partial_size, size_t node_size,
+                                            int64_t *dynamic_bytes);
 
 namespace akx {
 
@@ -107,13 +113,13 @@ struct functor_call {
   functor_policy<F, T, Reduce, Segmented> pol;
   int32_t ipt;
   int64_t tiles;
+  int64_t smem;  // the runs' dynamic shared memory (akx__scan_tile_shared)
   static akx_status run(void *stream, void *ws, void *arg) {
     using Acc = typename functor_traits<F, T>::Acc;
     using Node = typename functor_traits<F, T, Segmented>::S::T;
     auto *c = static_cast<functor_call *>(arg);
-    scan_layout layout;
-    size_t smem;
-    AKX_TRY(scan_tile_smem<Acc>(AKX__SCAN_LAYOUT_CONFLICT_FREE, (int32_t)256, c->ipt, &layout, &smem));
+    const scan_layout layout = scan_layout::make(AKX__SCAN_LAYOUT_CONFLICT_FREE, c->ipt, (int32_t)sizeof(Acc));
+    const size_t smem = (size_t)c->smem;
     if (Reduce) c->pol.result = reinterpret_cast<Acc *>(ws);
     void *status = static_cast<char *>(ws) + 64;
     AKX_TRY(scan_launch_init<Node>(status, c->tiles, stream));
@@ -142,6 +148,8 @@ akx_status functor_tiles(akx_context *ctx, const T *src, T *dst, int64_t n, bool
   functor_call<F, T, Reduce, Segmented> c{};
   const int32_t ipt = sizeof(Acc) <= 4 ? 16 : sizeof(Acc) <= 8 ? 8 : 4;
   c.ipt = ipt;
+  AKX_TRY(akx__scan_tile_shared(ctx, AKX__SCAN_LAYOUT_CONFLICT_FREE, 256, ipt, sizeof(Acc), sizeof(Node),
+                                &c.smem));
   const int64_t total = n * slices;
   c.tiles = (total + 256 * (int64_t)ipt - 1) / (256 * (int64_t)ipt);
   c.pol.src = src;

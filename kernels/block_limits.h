@@ -21,5 +21,10 @@
 /* Scans and findall: kernels/scan_tile.cuh, scan.cuh, findall.cuh, scan_columns.cuh and the
  * look-back reset in kernels/lookback.cuh (akx_scan_opts). */
 #define AKX_MAX_BLOCK_SCAN 256
+/* Blocks of AKX_MAX_BLOCK_SCAN threads the tile kernels (scan_tile_kernel: scans, segmented
+ * scans, findall) keep resident per SM: a bound of 80 registers. Without it ptxas (CUDA 13.0,
+ * sm_90) settled the complex128 segmented scan at 64 registers with a 4-byte spill; with it,
+ * 64 and none. Three tiles of 256 per SM is what the tile kernels had before the bound. */
+#define AKX_MIN_BLOCKS_SCAN_TILE 3
 
 #endif

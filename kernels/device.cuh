@@ -88,6 +88,7 @@ constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }
 #define AKX_DEVICE_OUTLINE __device__ __noinline__
 #define AKX_GLOBAL __global__
 #define AKX_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
+#define AKX_LAUNCH_BOUNDS_MIN(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
 #define AKX_SITE_PARAM
 #define AKX_SITE_ARG
 

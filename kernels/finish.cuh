@@ -10,13 +10,15 @@
 namespace akx {
 
 // The value part, shared by the device store below and the host finish (src/reduce/finish_host.cpp).
+// dst's previous value comes by value with a flag, not by pointer: a pointer to a local puts
+// it in local memory (a stack frame in every reduction kernel, kernels/kernel_resources.inc).
 template <class Op, class Acc>
-AKX_HD Acc finish_value(Acc v, const akx__finish &f, const Acc *previous) {
+AKX_HD Acc finish_value(Acc v, const akx__finish &f, bool has_previous, Acc previous) {
   // Nothing was combined: the kernel's v is the identity (-0.0 for a float ADD), the result
   // the op's empty value (+0.0), unless init or a previous value takes its place.
-  if (f.empty && !f.has_init && !previous) return empty_value<Op, Acc>();
+  if (f.empty && !f.has_init && !has_previous) return empty_value<Op, Acc>();
   if (f.has_init) v = Op::apply(bitcast_<Acc>(f.init), v);
-  if (previous) v = Op::apply(*previous, v);
+  if (has_previous) v = Op::apply(previous, v);
   return v;
 }
 
@@ -56,7 +58,7 @@ AKX_DEVICE void finish_store_at(Acc v, const akx__finish &f, void *dst) {
   }
   Acc prev = v;
   if (f.fold) prev = finish_load_dst<Acc>(f.dst_dtype, dst);
-  finish_store_dst<Acc>(f.dst_dtype, dst, finish_value<Op>(v, f, f.fold ? &prev : nullptr));
+  finish_store_dst<Acc>(f.dst_dtype, dst, finish_value<Op>(v, f, f.fold != 0, prev));
 }
 
 template <class Op, class Acc>

@@ -25,6 +25,7 @@
 #pragma once
 #include "kernels/block_limits.h"
 #include "kernels/block_reduce.cuh"
+#include "kernels/divide.cuh"
 #include "kernels/finish.cuh"
 #include "kernels/kernel_resources.cuh"
 
@@ -33,13 +34,7 @@ namespace akx {
 // ---- offsets ----------------------------------------------------------------------------------
 // Offset (elements) of index i over n dims (innermost last).
 AKX_DEVICE int64_t dims_offset(int64_t i, int32_t n, const int64_t *shape, const int64_t *stride) {
-  if (n == 1) return i * stride[0];
-  int64_t off = 0;
-  for (int32_t d = n - 1; d >= 0; --d) {
-    off += (i % shape[d]) * stride[d];
-    i /= shape[d];
-  }
-  return off;
+  return mixed_radix_offset(i, n, shape, stride);
 }
 AKX_DEVICE int64_t out_src_offset(const akx__reduce_dims_plan &p, int64_t o) {
   return p.kdims == 0 ? 0 : dims_offset(o, p.kdims, p.kshape, p.ksrc);
@@ -90,24 +85,24 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
     const Src *row = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
     const int32_t nq = p.rdims - 1;  // outer reduced dims
     const int64_t n_in = p.rshape[p.rdims - 1];
-    const int64_t Q = p.len / n_in;
+    const int64_t Q = idiv(p.len, n_in);
     int64_t head = n_in, nvec = 0;
     if (p.vec_ok) {
       const uintptr_t a = (uintptr_t)row;
       head = (int64_t)(((16 - a % 16) % 16) / sizeof(Src));
       if (head > n_in) head = n_in;
-      nvec = (n_in - head) / V;
+      nvec = idiv(n_in - head, V);
     }
     const int64_t scal = n_in - nvec * V;  // head + tail per run
     const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
     // vectors: flat k over Q * nvec
     {
-      const int64_t total = Q * nvec, chunk = (total + S - 1) / S;
+      const int64_t total = Q * nvec, chunk = idiv_up(total, S);
       const int64_t k0 = s * chunk, k1 = k0 + chunk < total ? k0 + chunk : total;
       const Src *vbase = row + head;
       auto addr = [&](int64_t k) -> const Src * {
         if (Q == 1) return vbase + k * V;
-        const int64_t q = k / nvec, j = k - q * nvec;
+        const int64_t q = idiv(k, nvec), j = k - q * nvec;
         return vbase + dims_offset(q, nq, p.rshape, p.rstride) + j * V;
       };
       int64_t k = k0 + g;
@@ -126,10 +121,10 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
     }
     // scalars: flat e over Q * (head + tail)
     if (scal > 0) {
-      const int64_t total = Q * scal, chunk = (total + S - 1) / S;
+      const int64_t total = Q * scal, chunk = idiv_up(total, S);
       const int64_t e0 = s * chunk, e1 = e0 + chunk < total ? e0 + chunk : total;
       for (int64_t e = e0 + g; e < e1; e += G) {
-        const int64_t q = Q == 1 ? 0 : e / scal, i = e - q * scal;
+        const int64_t q = Q == 1 ? 0 : idiv(e, scal), i = e - q * scal;
         const int64_t idx = i < head ? i : i + nvec * V;
         const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
         acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
@@ -158,7 +153,7 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
     // An empty reduction may come with a NULL src: no offset from it (undefined), no load.
     const Src *base = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
     const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
-    const int64_t chunk = (p.len + S - 1) / S;
+    const int64_t chunk = idiv_up(p.len, S);
     const int64_t r0 = s * chunk, r1 = r0 + chunk < p.len ? r0 + chunk : p.len;
     int64_t r = r0 + y;
     if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division

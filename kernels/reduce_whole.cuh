@@ -7,6 +7,7 @@
 #pragma once
 #include "kernels/block_limits.h"
 #include "kernels/block_reduce.cuh"
+#include "kernels/divide.cuh"
 #include "kernels/finish.cuh"
 #include "kernels/kernel_resources.cuh"
 
@@ -51,7 +52,7 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
   const int bd = (int)blockDim.x, L = a.L;
   const Src *vsrc = a.src + a.head;
   const int64_t tile_vecs = (int64_t)bd * L;
-  const int64_t tiles = (a.nvec + tile_vecs - 1) / tile_vecs;
+  const int64_t tiles = idiv_up(a.nvec, tile_vecs);
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t first = tile * tile_vecs + threadIdx.x;
     if ((tile + 1) * tile_vecs <= a.nvec) {
@@ -99,11 +100,7 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
     // Canonical sources have their smallest stride last: neighbouring threads, neighbouring
     // addresses.
-    int64_t rest = i, off = 0;
-    for (int d = s.ndim - 1; d >= 0; --d) {
-      off += (rest % s.shape[d]) * s.strides[d];
-      rest /= s.shape[d];
-    }
+    const int64_t off = mixed_radix_offset(i, s.ndim, s.shape, s.strides);
     acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off)));
   }
   acc = block_reduce<Op>(acc, scratch);

@@ -6,24 +6,9 @@
 namespace akx {
 
 template <class P>
-AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_SCAN)
+AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
 void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout) {
   scan_tile_body(p, status, tiles, ipt, layout);
-}
-
-// Shared memory of a tile of user partials (include/akx.cuh), checked before it launches; the
-// C API's plans size theirs in src/scan/tile_shared.cpp.
-template <class Acc>
-akx_status scan_tile_smem(int32_t layout_kind, int32_t bd, int32_t ipt, scan_layout *layout,
-                          size_t *bytes) {
-  *layout = scan_layout::make(layout_kind, ipt, (int32_t)sizeof(Acc));
-  *bytes = (size_t)layout->slots(bd) * sizeof(wide<Acc>);
-  if (*bytes > 48 * 1024)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "block_size %d x items_per_thread %d of %zu-byte partials needs %zu bytes of "
-                     "shared memory per tile; at most 49152",
-                     (int)bd, (int)ipt, sizeof(Acc), *bytes);
-  return AKX_SUCCESS;
 }
 
 template <class T>

@@ -24,7 +24,7 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t columns = p.slices;
   if (g >= columns * p.chunks) return;
-  const int64_t chunk = g / columns, c = g - chunk * columns;
+  const int64_t chunk = idiv(g, columns), c = g - chunk * columns;
   const Src *src = static_cast<const Src *>(p.src) + index_map_offset(p.src_outer, c);
   Dst *dst = static_cast<Dst *>(p.dst) + index_map_offset(p.dst_outer, c);
   Acc *carries = static_cast<Acc *>(p.status);

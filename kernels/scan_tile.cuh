@@ -12,6 +12,7 @@
 //   6. striped store.
 #pragma once
 #include "kernels/block_scan.cuh"
+#include "kernels/divide.cuh"
 #include "kernels/lookback.cuh"
 #include "kernels/scan_layout.cuh"
 
@@ -32,20 +33,13 @@ constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, sc
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
-  if (m.ndim == 0) return 0;
-  if (m.ndim == 1) return s * m.strides[0];
-  int64_t off = 0;
-  for (int d = m.ndim - 1; d >= 0; --d) {
-    off += (s % m.shape[d]) * m.strides[d];
-    s /= m.shape[d];
-  }
-  return off;
+  return mixed_radix_offset(s, m.ndim, m.shape, m.strides);
 }
 
 // (slice, i) of flat element f = slice * n + i, stepped by bd without a division per step.
 struct slice_cursor {
   int64_t slice, i;
-  AKX_DEVICE void start(int64_t f, int64_t n) { slice = f / n; i = f - slice * n; }
+  AKX_DEVICE void start(int64_t f, int64_t n) { slice = idiv(f, n); i = f - slice * n; }
   AKX_DEVICE void step(int64_t d_slice, int64_t d_i, int64_t n) {
     slice += d_slice;
     i += d_i;
@@ -144,7 +138,7 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   // 2. the run's total; a head is the first element of a slice
   const int64_t run_first = base + (int64_t)tid * ipt;
   int64_t i0 = 0;
-  if (S::segmented) i0 = run_first % p.n;
+  if (S::segmented) i0 = run_first - idiv(run_first, p.n) * p.n;
   T total;
   {
     int64_t i = i0;

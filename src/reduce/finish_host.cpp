@@ -6,14 +6,14 @@
 namespace {
 template <class Acc, class Op>
 void finish_host(const void *bare, const akx__finish *f) {
-  Acc v, prev;
+  Acc v, prev{};
   memcpy(&v, bare, sizeof v);
   if constexpr (std::is_same_v<Acc, bool>) {  // the caller's bool: any byte, nonzero true
     if (f->fold) prev = *static_cast<const unsigned char *>(f->dst) != 0;
   } else if (f->fold) {
     memcpy(&prev, f->dst, sizeof prev);
   }
-  v = akx::finish_value<Op>(v, *f, f->fold ? &prev : nullptr);
+  v = akx::finish_value<Op>(v, *f, f->fold != 0, prev);
   memcpy(f->dst, &v, sizeof v);
 }
 template <class Acc>

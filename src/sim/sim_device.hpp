@@ -21,6 +21,7 @@
 #define AKX_DEVICE_OUTLINE __attribute__((noinline))
 #define AKX_GLOBAL
 #define AKX_LAUNCH_BOUNDS(max_threads)
+#define AKX_LAUNCH_BOUNDS_MIN(max_threads, min_blocks)
 // For device helpers that take their caller's source location down to the accesses and
 // collectives they make (empty under nvcc): `T f(T v AKX_SITE_PARAM)` and
 // `smem.ld(i AKX_SITE_ARG)`.
