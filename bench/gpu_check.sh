@@ -134,7 +134,7 @@ fi
 # ---- the whole test suite on the CUDA backend --------------------------------------------------
 # Among them: test_sim_matches_gpu runs the same calls on the GPU and on a sim context of its
 # profile and compares the results byte for byte (the README's bit-for-bit claim);
-# test_complex_abs holds the GPU's complex ABS to kernels/hypot.cuh's bits; kernel_resources
+# test_complex_abs holds the GPU's complex ABS to include/akx/hypot.cuh's bits; kernel_resources
 # reads the sm_90 build's registers and spills (cuobjdump, from the toolkit).
 # Criterion runs one worker per core in each test program: 4 programs at once, 4 workers each
 # (every worker opens its own CUDA context).

@@ -1,6 +1,6 @@
 // libakx for C++ and CUDA code: scans and the whole-array reduction of contiguous device
 // arrays, as templates over a user functor, on the same tile kernels as akx_scan
-// (kernels/scan_tile.cuh, deterministic look-back, conflict-free tiles). Compile it with
+// (include/akx/scan_tile.cuh, deterministic look-back, conflict-free tiles). Compile it with
 // nvcc (the CUDA backend) or with the host compiler (the sim: link the static library,
 // akx::akx_static, whose sim runtime these kernels call into); the context decides where
 // it runs (akx_context_run).
@@ -17,7 +17,7 @@
 #pragma once
 #include <type_traits>
 #include "akx.h"
-#include "kernels/scan.cuh"
+#include "akx/scan.cuh"
 
 // src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.
 extern "C" akx_status akx__refuse_if_capturing(const akx_context *ctx, const char *call,
@@ -37,7 +37,7 @@ struct has_identity : std::false_type {};
 template <class F>
 struct has_identity<F, std::void_t<decltype(F::identity())>> : std::true_type {};
 
-// A functor with a neutral element, as an op of kernels/ops.cuh.
+// A functor with a neutral element, as an op of include/akx/ops.cuh.
 template <class F>
 struct functor_op {
   template <class U> AKX_HD static U identity() { return F::identity(); }
@@ -76,7 +76,7 @@ struct functor_traits {
   }
 };
 
-// ---- the tile policy over a contiguous T array (kernels/scan_tile.cuh's interface) ------------
+// ---- the tile policy over a contiguous T array (include/akx/scan_tile.cuh's interface) ------------
 template <class F, class T, bool Reduce, bool Segmented = false>
 struct functor_policy {
   using traits = functor_traits<F, T, Segmented>;

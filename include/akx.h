@@ -289,7 +289,7 @@ akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
 /* Runs fn(stream, workspace, arg) on this context: its stream (a cudaStream_t; NULL on the
  * sim), a device workspace of at least workspace_bytes (the caller's or the context's cache;
  * NULL when 0), the context's lock held and, on the sim, launches attributed to ctx. For
- * kernels written against kernels/device.cuh, as include/akx.cuh's templates are. Returns
+ * kernels written against include/akx/device.cuh, as include/akx.cuh's templates are. Returns
  * fn's status. */
 akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
                            akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg);

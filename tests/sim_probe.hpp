@@ -8,7 +8,7 @@
 
 #include "akx.h"
 #include "akx_sim.h"
-#include "kernels/device.cuh"
+#include "akx/device.cuh"
 #include "sim/sim_testing.hpp"
 
 // A sim context whose runtime AKX_LAUNCH runs on while it lives.

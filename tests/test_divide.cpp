@@ -1,11 +1,11 @@
-// kernels/divide.cuh: the kernels' index division (no call of the 64-bit division routine, so
+// include/akx/divide.cuh: the kernels' index division (no call of the 64-bit division routine, so
 // no spills) against the host's `/`, on both of its paths: operands below 2^32 (the 32-bit
 // division) and above (shift and subtract), at the boundaries of each, and the mixed-radix
 // offsets every kernel computes with it against a digit-by-digit reference.
 #include <criterion/criterion.h>
 #include <cstdint>
 #include <vector>
-#include "kernels/divide.cuh"
+#include "akx/divide.cuh"
 
 namespace {
 uint64_t state = 0x9e3779b97f4a7c15ull;

@@ -77,4 +77,18 @@ step "3. pkg-config akx-static: $(pkg-config --cflags --libs akx-static)"
 "$cc" "$consumer/consumer.c" $(pkg-config --cflags --libs akx-static) -o "$tmp/pc_static"
 run "pkg-config akx-static" "$tmp/pc_static" no
 
+# include/akx.cuh needs its kernel headers (include/akx/) and nothing of the source tree: a
+# C++ program of it, built by the host compiler for the sim against the installed tree only.
+cxx=${CXX_FOR_CUH:-c++}
+step "4. include/akx.cuh with $cxx (the sim), libakx.a"
+for f in include/akx.cuh include/akx/device.cuh include/akx/sim_device.hpp include/akx/plan.h \
+         include/akx/dtype_list.h include/akx/kernel_resources.inc include/akx/fail.h; do
+  grep -qx -- "$f" "$tmp/files" || fail "$f was not installed"
+done
+# shellcheck disable=SC2046
+"$cxx" -std=c++20 -O1 "$consumer/consumer_cuh.cpp" -I"$prefix/include" \
+       $(pkg-config --libs akx-static) -o "$tmp/cuh_static" || fail "building consumer_cuh.cpp"
+out=$("$tmp/cuh_static") || fail "consumer_cuh failed (exit $?): $out"
+case $out in "akx.cuh: max "*", scan of 1000 ok") echo "akx.cuh: $out" ;; *) fail "consumer_cuh printed '$out'" ;; esac
+
 echo "install_consumers: OK in $(( $(date +%s) - t0 )) s"

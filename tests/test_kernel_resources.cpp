@@ -1,4 +1,4 @@
-// kernels/kernel_resources.inc (ptxas's sm_90 registers and static shared memory of every
+// include/akx/kernel_resources.inc (ptxas's sm_90 registers and static shared memory of every
 // built-in kernel instance, checked against each CUDA build by the kernel_resources ctest) as
 // the sim reads it: every row is found by the launchers' lookup (the generator's order is the
 // search's), a launch takes its instance's figures, and a kernel the table does not hold keeps
@@ -6,9 +6,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "kernels/reduce_dims.cuh"
-#include "kernels/reduce_whole.cuh"
-#include "kernels/scan.cuh"
+#include "akx/reduce_dims.cuh"
+#include "akx/reduce_whole.cuh"
+#include "akx/scan.cuh"
 
 namespace {
 struct user_op {};  // not a built-in op: no row

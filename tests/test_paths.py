@@ -4,9 +4,9 @@
 Reads README.md, docs/*.md and bench/RESULTS.md whole, and only the comments of the source,
 build and script files (C, C++, CUDA, CMake, shell, Python; string literals and code are
 left out), and collects the path-like tokens in them:
-  - a token that starts with a top-level directory of the repository (src/, kernels/,
+  - a token that starts with a top-level directory of the repository (src/,
     include/, tests/, bench/, docs/, cmake/, .ci/), e.g. src/core/validate.c,
-    kernels/scan_tile.cuh, tests/support/, kernels/*.cuh (a glob: at least one match);
+    include/akx/scan_tile.cuh, tests/support/, include/akx/*.cuh (a glob: at least one match);
   - a bare file name with a source, script or Markdown extension (validate.c, runtime.hpp,
     RESULTS.md, *_instances.inl): some file of that name somewhere in the tree.
 A token preceded by a letter, a digit, '.', '/' or '-' is part of something longer (a URL,
@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-TOP_DIRS = ("src", "kernels", "include", "tests", "bench", "docs", "cmake", ".ci")
+TOP_DIRS = ("src", "include", "tests", "bench", "docs", "cmake", ".ci")
 
 # Tokens that look like repository paths or file names but are not meant to be in a checkout,
 # each with its reason. (Generated sources live in the build directory, build*/gen/, which
@@ -120,7 +120,7 @@ def chunks(root, rel):
 def files(root):
     out = ["README.md"] + sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "docs", "*.md")))
     out.append("CMakeLists.txt")
-    for top in ("src", "kernels", "include", "tests", "bench", "cmake", ".ci"):
+    for top in ("src", "include", "tests", "bench", "cmake", ".ci"):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             dirnames[:] = sorted(d for d in dirnames if d != "corpus")
             for name in sorted(filenames):

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "akx.h"
-#include "plan.h"
+#include "akx/plan.h"
 #include "device_profile.h"
 #ifdef __cplusplus
 extern "C" {

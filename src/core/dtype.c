@@ -1,6 +1,6 @@
 /* Sizes and names of dtypes, from the one dtype list. */
 #include "akx.h"
-#include "dtype_list.h"
+#include "akx/dtype_list.h"
 
 size_t akx_dtype_size(akx_dtype t) {
   switch (t) {

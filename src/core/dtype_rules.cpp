@@ -1,7 +1,7 @@
 // The host's view of the dtype rules: the accumulator a call resolves to, from the constexpr
-// rules of kernels/dtypes.cuh, so validation and kernel instantiation cannot disagree.
+// rules of include/akx/dtypes.cuh, so validation and kernel instantiation cannot disagree.
 #include "internal.h"
-#include "kernels/dtypes.cuh"
+#include "akx/dtypes.cuh"
 
 extern "C" {
 // `requested` is the caller's opts->acc as an int: any value can arrive from C, and an

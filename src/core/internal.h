@@ -5,7 +5,7 @@
 #include "akx.h"
 #include "backend.h"
 #include "error.h"
-#include "plan.h"
+#include "akx/plan.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,17 +47,17 @@ enum {
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
                             int flags, akx__extent *ext);
 /* opts->block_size: 0 (the tuning table) or a multiple of 32 the device allows, at most
- * kernel_max: the launch bounds of the kernels `family` names (kernels/block_limits.h). */
+ * kernel_max: the launch bounds of the kernels `family` names (include/akx/block_limits.h). */
 akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
                                  const char *family);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 
-/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of kernels/dtypes.cuh) ---- */
+/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of include/akx/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested,
                             akx_dtype *acc);
-/* The host half of the finishing step (kernels/finish.cuh): dst is host memory of the
+/* The host half of the finishing step (include/akx/finish.cuh): dst is host memory of the
  * accumulator dtype; fold reads its previous value. */
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
 /* 1 when a scan of src with this accumulator and op has compiled kernels. */

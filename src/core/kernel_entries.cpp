@@ -3,7 +3,7 @@
 // (src/core/kernel_entries.inc). What a family's kernels cannot report from the device is
 // refused here, before anything launches.
 #include "internal.h"
-#include "src/core/dtype_list.h"
+#include "akx/dtype_list.h"
 
 namespace {
 template <class Plan>

@@ -8,10 +8,10 @@ extern "C" {
 #endif
 
 typedef enum {
-  AKX__FAMILY_REDUCE_WHOLE, /* kernels/reduce_whole.cuh */
-  AKX__FAMILY_SCAN_TILE,    /* whole-array and slice tile scans (kernels/scan_*.cuh) */
+  AKX__FAMILY_REDUCE_WHOLE, /* include/akx/reduce_whole.cuh */
+  AKX__FAMILY_SCAN_TILE,    /* whole-array and slice tile scans (include/akx/scan_*.cuh) */
   AKX__FAMILY_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
-  AKX__FAMILY_REDUCE_DIMS   /* reductions along dims (kernels/reduce_dims*.cuh) */
+  AKX__FAMILY_REDUCE_DIMS   /* reductions along dims (include/akx/reduce_dims*.cuh) */
 } akx__family;
 
 typedef struct {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "internal.h"
-#include "kernels/block_limits.h"
+#include "akx/block_limits.h"
 
 akx_status akx__check_context(const akx_context *ctx) {
   if (!ctx) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ctx is NULL; create one with akx_context_create");
@@ -183,7 +183,7 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
       block_size % 32 == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size is %d; the %s kernels are compiled for blocks of at most "
-                     "%d threads (__launch_bounds__(%d), kernels/block_limits.h): it must be 0 "
+                     "%d threads (__launch_bounds__(%d), include/akx/block_limits.h): it must be 0 "
                      "(tuning table) or a multiple of 32 in 32..%d",
                      (int)block_size, family, (int)kernel_max, (int)kernel_max, (int)kernel_max);
   const int max_block = kernel_max < device_max ? kernel_max : device_max;

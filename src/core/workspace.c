@@ -13,7 +13,7 @@
  *
  * Caller-owned workspaces of live contexts are kept in one process-wide registry: a buffer
  * (or any byte of it) serves one context at a time. Two contexts sharing one would reset each
- * other's look-back status in the middle of a launch (kernels/lookback.cuh: tickets past the
+ * other's look-back status in the middle of a launch (include/akx/lookback.cuh: tickets past the
  * tile count, polls on flags nobody sets: a hung GPU). */
 #include <inttypes.h>
 #include <pthread.h>

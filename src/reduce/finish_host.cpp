@@ -1,7 +1,7 @@
 // The host half of the finishing step: a host result (akx_mapreduce with AKX_HOST) comes
 // back from the device bare and is finished here with the same finish_value as on the GPU.
 #include "internal.h"
-#include "kernels/finish.cuh"
+#include "akx/finish.cuh"
 
 namespace {
 template <class Acc, class Op>

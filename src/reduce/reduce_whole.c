@@ -64,7 +64,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   const akx__tuning t = tuning_for(ctx, acc, opts);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;
-  /* A tile is what one block loads per step (kernels/reduce_whole.cuh): block_size threads
+  /* A tile is what one block loads per step (include/akx/reduce_whole.cuh): block_size threads
    * of items_per_thread elements, at least one 16-byte vector each. */
   const int64_t vec = 16 / (int64_t)akx_dtype_size(src->dtype);
   const int64_t per_thread = t.items_per_thread > vec ? t.items_per_thread / vec * vec : vec;

@@ -1,5 +1,5 @@
 /* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
- * (kernels/findall.cuh) -> the total back to the host. */
+ * (include/akx/findall.cuh) -> the total back to the host. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +67,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   if (p.n > 0) {
     AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
     AKX_TRY(ctx->be->findall(ctx, &p));
-    /* kernels/lookback.cuh's header: the count at byte 16. */
+    /* include/akx/lookback.cuh's header: the count at byte 16. */
     AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,
                             AKX_COPY_DEVICE_TO_HOST));
   }

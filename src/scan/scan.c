@@ -1,10 +1,10 @@
 /* akx_scan: validate -> canonicalise along the scanned dim -> choose the shape -> tuning ->
- * workspace -> launch (kernels/scan.cuh). */
+ * workspace -> launch (include/akx/scan.cuh). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-#include "kernels/block_limits.h"
+#include "akx/block_limits.h"
 #include "scan_plan.h"
 #include "tuning.h"
 
@@ -211,7 +211,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
 }
 
 size_t akx__lookback_bytes(int64_t tiles, size_t node) {
-  /* kernels/lookback.cuh: a 64-byte header, a flag per tile, a node per tile (16-aligned). */
+  /* include/akx/lookback.cuh: a 64-byte header, a flag per tile, a node per tile (16-aligned). */
   return AKX__ROUND_UP(64 + (size_t)tiles * 4, 16) + (size_t)tiles * node;
 }
 

@@ -18,7 +18,7 @@ akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout, int32_t
                                  int64_t *dynamic_bytes);
 /* Test and bench settings (ctx->settings, src/core/settings.c, read once per context):
  *   AKX_SCAN_LAYOUT = conflict_free (default) | dense | odd_stride (AK's unpadded and padded
- *                     tiles): how tiles keep their runs (kernels/scan_layout.cuh,
+ *                     tiles): how tiles keep their runs (include/akx/scan_layout.cuh,
  *                     docs/scan_tiles.md);
  *   AKX_SCAN_SHAPE  = whole | slices | columns: force a shape on an input it can handle
  *                     (slices and columns take any scan along a dim). */

@@ -1,5 +1,5 @@
-// The shared memory of a scan tile (kernels/scan_tile.cuh), for the planners of scans and
-// findall: the dynamic part (the runs, kernels/scan_layout.cuh) that the launch passes, and
+// The shared memory of a scan tile (include/akx/scan_tile.cuh), for the planners of scans and
+// findall: the dynamic part (the runs, include/akx/scan_layout.cuh) that the launch passes, and
 // the static part the kernel declares (the block scan's scratch of nodes and the ticket).
 // The driver counts both against one per-block limit (48 KiB without the opt-in, which the
 // tile kernels declare; the device's opt-in maximum with it), so the plan refuses a tile
@@ -7,8 +7,8 @@
 #include <inttypes.h>
 
 #include "internal.h"
-#include "kernels/block_scan.cuh"
-#include "kernels/scan_layout.cuh"
+#include "akx/block_scan.cuh"
+#include "akx/scan_layout.cuh"
 
 namespace {
 constexpr int64_t align16(int64_t b) { return (b + 15) / 16 * 16; }

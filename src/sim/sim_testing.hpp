@@ -1,5 +1,5 @@
 // Launching kernels on a sim context directly, for tests of probe kernels (written with
-// kernels/device.cuh exactly as real kernels are) and for the backend's own launchers:
+// include/akx/device.cuh exactly as real kernels are) and for the backend's own launchers:
 //
 //   akx_context *ctx;
 //   akx_context_create(&ctx, AKX_BACKEND_SIM, 0);

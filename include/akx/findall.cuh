@@ -1,0 +1,72 @@
+// findall: 0-based positions (memory order) of the nonzero elements, in one pass over the
+// source: the tile scan of include/akx/scan_tile.cuh over int64 flags, whose results are each
+// element's output slot; the striped store scatters the positions of flagged elements
+// (consecutive flagged elements, consecutive slots: the stores of a warp stay together).
+// The last tile stores the total for the host (snprintf-style: the count is the total even
+// when the capacity is smaller; at most capacity positions are written).
+#pragma once
+#include "akx/scan.cuh"
+
+namespace akx {
+
+// Opts in to shared memory above 48 KiB, as the scan tiles (include/akx/scan_tile.cuh).
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
+
+template <class Src>
+struct findall_policy {
+  using scan = plain_scan<op_add, long long>;
+  using Acc = long long;
+  static constexpr long long flag = (long long)(1ull << 62);  // slots stay below 2^62
+  const Src *src;
+  akx__index_map map;  // position -> element offset
+  long long *indices;
+  int64_t capacity;
+  int64_t n, total;
+  int64_t d_slice, d_i;
+
+  AKX_DEVICE Acc load(const slice_cursor &c) const {
+    return nonzero(gld_wide(src + index_map_offset(map, c.i))) ? 1 : 0;
+  }
+  template <class X>
+  AKX_DEVICE static bool nonzero(const X &x) {
+    if constexpr (is_cplx_v<X>) return widen(x.re) != 0 || widen(x.im) != 0;
+    else if constexpr (std::is_same<X, bool>::value) return x;
+    else return widen(x) != 0;
+  }
+  AKX_DEVICE Acc emit(const Acc &before, const Acc &, const Acc &x, bool) const {
+    return x ? (before | flag) : before;
+  }
+  AKX_DEVICE void store(const slice_cursor &, const Acc &v, int64_t position) const {
+    if (v & flag) {
+      const long long slot = v & ~flag;
+      if (slot < capacity) gst(indices + slot, (long long)position);
+    }
+  }
+  AKX_DEVICE void finish(const Acc &total_count, bool last, lookback_header *head) const {
+    if (last) gst(&head->count, total_count);
+  }
+};
+
+template <class Src>
+akx_status findall_launch(const akx__findall_plan &p, void *stream) {
+  if (p.n == 0) return AKX_SUCCESS;
+  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
+  const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
+  const size_t smem = (size_t)p.smem_bytes;
+  findall_policy<Src> pol;
+  pol.src = static_cast<const Src *>(p.src);
+  pol.map = p.src_map;
+  pol.indices = reinterpret_cast<long long *>(p.indices);
+  pol.capacity = p.capacity;
+  pol.n = p.n;
+  pol.total = p.n;
+  pol.d_slice = 0;
+  pol.d_i = p.block_size;
+  AKX_TRY(scan_launch_init<long long>(p.status, p.tiles, stream));
+  return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)),
+                    (scan_tile_kernel<findall_policy<Src>>), dim3((unsigned)p.tiles),
+                    dim3((unsigned)p.block_size), smem, stream, pol, p.status, p.tiles,
+                    p.items_per_thread, layout);
+}
+
+}  // namespace akx

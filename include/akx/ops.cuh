@@ -1,0 +1,217 @@
+// Reduction operators and element maps. An op is a functor type with
+//   static Acc apply(Acc, Acc)   and   static Acc identity<Acc>()   (its neutral element);
+// a map is a functor type with   static Acc apply<Acc>(Src)   (source element -> accumulator).
+#pragma once
+#include <math.h>
+#include "akx/convert.cuh"
+#include "akx/hypot.cuh"
+
+namespace akx {
+
+// ---- arithmetic that wraps on integers and rounds 16-bit floats once per operation --------
+template <class T>
+AKX_HD T wrap_add(T a, T b) {
+  using U = typename std::make_unsigned<T>::type;
+  return (T)(U)((U)a + (U)b);
+}
+template <class T>
+AKX_HD T wrap_mul(T a, T b) {
+  using U = typename std::make_unsigned<T>::type;
+  // Multiply in at least 32-bit unsigned: uint16 * uint16 would promote to signed int and overflow.
+  using W = typename std::conditional<(sizeof(U) < 4), uint32_t, U>::type;
+  return (T)(U)((W)(U)a * (W)(U)b);
+}
+
+template <class T>
+AKX_HD T lowest_of() {
+  if constexpr (std::is_same<T, f16>::value) return f16{0xfc00};
+  else if constexpr (std::is_same<T, bf16>::value) return bf16{0xff80};
+  else if constexpr (std::is_floating_point<T>::value) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+template <class T>
+AKX_HD T highest_of() {
+  if constexpr (std::is_same<T, f16>::value) return f16{0x7c00};
+  else if constexpr (std::is_same<T, bf16>::value) return bf16{0x7f80};
+  else if constexpr (std::is_floating_point<T>::value) return std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::max();
+}
+template <class T>
+AKX_HD bool is_nan(T x) {
+  if constexpr (is_real_float_v<T>) { auto w = widen(x); return w != w; }
+  else return false;
+}
+
+// ADD's neutral element on floats is -0.0, IEEE 754's additive identity: -0.0 + x == x for
+// every x, where +0.0 + -0.0 == +0.0 would turn a sum or a scan of -0.0 into +0.0 wherever a
+// running value starts (a tile, a thread's run, a padded lane). A sum of nothing is +0.0 all
+// the same (numpy, Julia): that is empty_value below, which the finishing step and an
+// exclusive scan's empty prefix use.
+struct op_add {
+  static constexpr akx_op id = AKX_OP_ADD;
+  template <class T> AKX_HD static T identity() {
+    if constexpr (std::is_same<T, f16>::value || std::is_same<T, bf16>::value) return T{0x8000};
+    else if constexpr (is_cplx_v<T>) return T{-0.0, -0.0};
+    else if constexpr (std::is_floating_point<T>::value) return T(-0.0);
+    else return cvt<T>(0);
+  }
+  template <class T> AKX_HD static T apply(T a, T b) {
+    if constexpr (std::is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
+    else if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
+    else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) + widen(b));
+    else if constexpr (std::is_integral<T>::value) return wrap_add(a, b);
+    else return a + b;
+  }
+};
+// The result of combining no element, with no init and no previous value: the op's identity,
+// but +0.0 for a float or complex ADD (numpy's and Julia's empty sum).
+template <class Op, class = void>
+struct is_add_op : std::false_type {};
+template <class Op>
+struct is_add_op<Op, std::void_t<decltype(Op::id)>> : std::bool_constant<Op::id == AKX_OP_ADD> {};
+template <class Op, class T>
+AKX_HD T empty_value() {
+  if constexpr (is_add_op<Op>::value) return cvt<T>(0);
+  else return Op::template identity<T>();
+}
+
+struct op_mul {
+  static constexpr akx_op id = AKX_OP_MUL;
+  template <class T> AKX_HD static T identity() { return cvt<T>(1); }
+  template <class T> AKX_HD static T apply(T a, T b) {
+    if constexpr (std::is_same<T, bool>::value) return a && b;  // SQUARE of a bool
+    else if constexpr (is_cplx_v<T>) return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) * widen(b));
+    else if constexpr (std::is_integral<T>::value) return wrap_mul(a, b);
+    else return a * b;
+  }
+};
+// MIN/MAX propagate NaN (numpy.minimum, Julia's min): a NaN operand wins.
+struct op_min {
+  static constexpr akx_op id = AKX_OP_MIN;
+  template <class T> AKX_HD static T identity() { return highest_of<T>(); }
+  template <class T> AKX_HD static T apply(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return widen(b) < widen(a) ? b : a;
+  }
+};
+struct op_max {
+  static constexpr akx_op id = AKX_OP_MAX;
+  template <class T> AKX_HD static T identity() { return lowest_of<T>(); }
+  template <class T> AKX_HD static T apply(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return widen(a) < widen(b) ? b : a;
+  }
+};
+// Bit ops: bitwise on integers, logical on bool (whose operands are 0/1).
+struct op_and {
+  static constexpr akx_op id = AKX_OP_AND;
+  template <class T> AKX_HD static T identity() {
+    if constexpr (std::is_same<T, bool>::value) return true;
+    else return (T)~(T)0;
+  }
+  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a & b); }
+};
+struct op_or {
+  static constexpr akx_op id = AKX_OP_OR;
+  template <class T> AKX_HD static T identity() { return (T)0; }
+  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a | b); }
+};
+struct op_xor {
+  static constexpr akx_op id = AKX_OP_XOR;
+  template <class T> AKX_HD static T identity() { return (T)0; }
+  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a ^ b); }
+};
+
+// X(enum, functor): the op dispatch list.
+#define AKX_OP_LIST(X) \
+  X(AKX_OP_ADD, ::akx::op_add) X(AKX_OP_MUL, ::akx::op_mul) X(AKX_OP_MIN, ::akx::op_min) \
+  X(AKX_OP_MAX, ::akx::op_max) X(AKX_OP_AND, ::akx::op_and) X(AKX_OP_OR, ::akx::op_or)   \
+  X(AKX_OP_XOR, ::akx::op_xor)
+
+// ---- maps: source element -> accumulator ----------------------------------------------------
+struct map_identity {
+  static constexpr akx_map id = AKX_MAP_IDENTITY;
+  template <class Acc, class Src> AKX_HD static Acc apply(Src x) { return cvt<Acc>(x); }
+};
+// |x| of the converted value (int8 -128 in an int64 accumulator is 128); for complex, the
+// modulus in the accumulator's precision, by include/akx/hypot.cuh (the same bits on the GPU and
+// the sim; CUDA's hypot and glibc's differ).
+struct map_abs {
+  static constexpr akx_map id = AKX_MAP_ABS;
+  template <class Acc, class Src> AKX_HD static Acc apply(Src x) {
+    if constexpr (is_cplx_v<Src>) {
+      using W = decltype(widen(typename real_of<Acc>::type{}));
+      return cvt<Acc>(hypot_w<W>(x));
+    } else {
+      const Acc v = cvt<Acc>(x);
+      if constexpr (is_small_float_v<Acc>) return Acc{(uint16_t)(v.bits & 0x7fff)};
+      else if constexpr (std::is_floating_point<Acc>::value) return (Acc)fabs((double)v);
+      else if constexpr (std::is_signed<Acc>::value) return v < 0 ? (Acc)wrap_mul(v, (Acc)-1) : v;
+      else return v;
+    }
+  }
+  template <class W, class C> AKX_HD static W hypot_w(C x) { return hypot_of<W>((W)x.re, (W)x.im); }
+};
+// x*x of the converted value; |x|^2 for complex, in the accumulator's precision.
+struct map_square {
+  static constexpr akx_map id = AKX_MAP_SQUARE;
+  template <class Acc, class Src> AKX_HD static Acc apply(Src x) {
+    if constexpr (is_cplx_v<Src>) {
+      using W = decltype(widen(typename real_of<Acc>::type{}));
+      const W re = (W)x.re, im = (W)x.im;
+      return cvt<Acc>(re * re + im * im);
+    } else {
+      const Acc v = cvt<Acc>(x);
+      return op_mul::apply(v, v);
+    }
+  }
+};
+// x != 0 tested on the source value (float -0.0 is zero, NaN is not), then 1 or 0.
+struct map_nonzero {
+  static constexpr akx_map id = AKX_MAP_NONZERO;
+  template <class Acc, class Src> AKX_HD static Acc apply(Src x) { return cvt<Acc>(is_nonzero(x)); }
+};
+
+#define AKX_MAP_LIST(X)                                                                    \
+  X(AKX_MAP_IDENTITY, ::akx::map_identity) X(AKX_MAP_ABS, ::akx::map_abs)                 \
+  X(AKX_MAP_SQUARE, ::akx::map_square) X(AKX_MAP_NONZERO, ::akx::map_nonzero)
+
+// ---- the map, a runtime argument of every reduction kernel -----------------------------------
+// f(M{}) for the map type M of `map`, when (Src, map, Acc, Op) is a supported combination
+// (the host refuses the others). One uniform branch, taken per element or per vector: a
+// template parameter for the map would compile every reduction kernel once per map (four
+// times the instances, twice over: nvcc and the sim) for no measurable gain in a loop bound
+// by memory.
+template <class Src, class Acc, class Op, class F>
+AKX_DEVICE void visit_map(int32_t map, F &&f) {
+  switch (map) {
+#define AKX_X_(E, M)                                                                   \
+  case E:                                                                              \
+    if constexpr (reduce_supported(dtype_v<Src>, E, dtype_v<Acc>, Op::id)) f(M{});     \
+    return;
+    AKX_MAP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+}
+// acc combined with the mapped elements of one vector, in order: one branch on the map per
+// vector, not per element (a 16-byte vector of int8 is 16 elements).
+template <class Acc, class Op, class Src, int V>
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
+  visit_map<Src, Acc, Op>(map, [&](auto m) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, decltype(m)::template apply<Acc>(x.v[j]));
+  });
+  return acc;
+}
+// The mapped value of one source element (the op's identity for a refused map: unreachable).
+template <class Src, class Acc, class Op>
+AKX_DEVICE Acc map_value(int32_t map, Src x) {
+  Acc r = Op::template identity<Acc>();
+  visit_map<Src, Acc, Op>(map, [&](auto m) { r = decltype(m)::template apply<Acc>(x); });
+  return r;
+}
+
+}  // namespace akx

@@ -1,0 +1,150 @@
+/* Plain structs the host hands to kernel launchers. Kernels never see akx_array or
+ * akx_context: src/ flattens what a launch needs into these. Shared by C and C++. */
+#ifndef AKX_PLAN_H
+#define AKX_PLAN_H
+#include <stdint.h>
+#include "akx.h"
+#ifdef __cplusplus
+#define AKX_ALIGNAS(n) alignas(n)
+extern "C" {
+#else
+#define AKX_ALIGNAS(n) _Alignas(n)
+#endif
+
+/* The finishing step every reduction pass stores through (docs/reduce_whole.md): bare =
+ * store the accumulator as is (a partial, or a host result finished on the host); otherwise
+ * apply init, fold into dst's previous value, and convert the accumulator to dst_dtype. */
+typedef struct {
+  void *dst;
+  int32_t dst_dtype; /* akx_dtype */
+  int32_t bare;
+  int32_t fold;
+  int32_t has_init;
+  int32_t empty;     /* no element is reduced into an output (include/akx/ops.cuh's empty_value) */
+  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
+} akx__finish;
+
+/* A source in canonical form: size-1 dims dropped, negative strides flipped (the base moved
+ * to the lowest address: every op here is commutative), dims merged where contiguous,
+ * innermost (smallest |stride|) last. contiguous = one dim of stride 1 (or ndim 0). */
+typedef struct {
+  const void *data;
+  int32_t dtype; /* akx_dtype */
+  int32_t ndim;
+  int64_t n;
+  int32_t contiguous;
+  int64_t shape[AKX_MAX_DIMS];
+  int64_t strides[AKX_MAX_DIMS];
+} akx__source;
+
+/* A whole-array reduction (include/akx/reduce_whole.cuh). */
+typedef struct {
+  akx__source src;
+  int32_t map, op, acc; /* akx_map, akx_op, akx_dtype */
+  int32_t block_size;   /* threads per block of every pass */
+  int32_t items_per_thread;
+  int32_t blocks;       /* blocks of the first pass, 1..target_blocks; 1 = one launch */
+  void *partials;       /* workspace: blocks + 1 accumulators (the last one: a host result) */
+  akx__finish finish;   /* applied by the last pass */
+} akx__reduce_whole_plan;
+
+/* A reduction along dims (include/akx/reduce_dims.cuh, src/reduce/reduce_dims.c). The shapes
+ * the selector chooses from; the kernels of each carry the name in the comment. */
+typedef enum {
+  AKX__DIMS_ROWS,       /* a block per output, contiguous reduction ("reduce_dims_rows") */
+  AKX__DIMS_WARP_ROWS,  /* a warp per output, short contiguous rows ("reduce_dims_warp_rows") */
+  AKX__DIMS_PER_THREAD, /* a thread per output ("reduce_dims_per_thread") */
+  AKX__DIMS_TILED,      /* 8 outputs per block, one pass ("reduce_dims_tiled") */
+  AKX__DIMS_COLUMNS,    /* 32 outputs per block, split + second pass ("reduce_dims_columns") */
+  AKX__DIMS_STRIDED,    /* any layout, the general fallback ("reduce_dims_strided") */
+  AKX__DIMS_WHOLE,      /* one output, contiguous source: the whole-array path ("reduce_whole_*") */
+  AKX__DIMS_NONE        /* nothing to launch (no outputs) */
+} akx__dims_shape;
+
+/* Canonical form: outputs over the kept dims (innermost last, the one with the smallest
+ * source stride), the reduction over the reduced dims (innermost last, smallest stride).
+ * src is the address of output 0's first element; finish.dst that of output 0. */
+typedef struct {
+  const void *src;
+  int32_t src_dtype, map, op, acc; /* akx_dtype, akx_map, akx_op, akx_dtype */
+  int32_t shape;                   /* akx__dims_shape */
+  int32_t block_size;
+  int32_t width;    /* tile body: outputs per block; rows body: threads per output */
+  int32_t splits;   /* blocks along each output's reduction (gridDim.y); > 1: a second pass */
+  int32_t vec_ok;   /* rows body: every run starts at the same 16-byte phase */
+  int32_t dst_size; /* bytes of a dst element */
+  int64_t blocks_x;
+  int64_t n_out, len; /* outputs; elements per output */
+  int32_t kdims, rdims;
+  int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
+  int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];
+  void *partials;     /* workspace: splits * n_out accumulators when splits > 1 */
+  akx__finish finish; /* dst, dst dtype, init, fold */
+} akx__reduce_dims_plan;
+
+/* Elements of an N-d index space, innermost dim last: offset(i) = sum of the digits of i
+ * (mixed radix over shape, innermost varying fastest) times the strides. */
+typedef struct {
+  int32_t ndim;
+  int64_t shape[AKX_MAX_DIMS];
+  int64_t strides[AKX_MAX_DIMS];
+} akx__index_map;
+
+/* A scan (include/akx/scan_tile.cuh, include/akx/scan_columns.cuh): `slices` independent sequences of
+ * `n` elements. Element i of slice s sits at data + outer(s) + i * step for src and dst alike
+ * (each with its own outer map and step). */
+typedef struct {
+  const void *src;
+  void *dst;
+  int32_t src_dtype, dst_dtype, acc, op; /* akx_dtype, akx_dtype, akx_dtype, akx_op */
+  int64_t n;            /* elements per slice */
+  int64_t slices;
+  int64_t src_step, dst_step;
+  akx__index_map src_outer, dst_outer; /* slice -> element offset of its first element */
+  int32_t exclusive;
+  int32_t has_init;
+  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
+  /* tile kernels */
+  int32_t block_size, items_per_thread;
+  int32_t layout;       /* akx__scan_layout */
+  int64_t tiles;
+  int64_t smem_bytes;   /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
+  /* columns kernels: n split into `chunks` of chunk_len (1 chunk: one pass) */
+  int64_t chunks, chunk_len;
+  int32_t shape;        /* akx__scan_shape */
+  void *status;         /* workspace (include/akx/lookback.cuh, or the columns' chunk carries) */
+} akx__scan_plan;
+
+/* Which scan kernel runs (src/scan/scan.c chooses). */
+typedef enum {
+  AKX__SCAN_WHOLE = 0,  /* one sequence, tile scan with look-back ("scan_tile") */
+  AKX__SCAN_SLICES = 1, /* contiguous scanned dim, segmented tile scan ("scan_slices") */
+  AKX__SCAN_COLUMNS = 2 /* strided scanned dim, a thread per column ("scan_columns") */
+} akx__scan_shape;
+
+/* How a tile keeps its runs in shared memory (include/akx/scan_layout.cuh). */
+typedef enum {
+  AKX__SCAN_LAYOUT_CONFLICT_FREE = 0, /* default: rotated runs (>= 4-byte partials), padded
+                                         to an odd word count (smaller ones) */
+  AKX__SCAN_LAYOUT_DENSE = 1,         /* runs back to back (AK's unpadded tiles) */
+  AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* AK's padded tiles: even runs padded by one element */
+} akx__scan_layout;
+
+/* findall (include/akx/findall.cuh): nonzero flags -> tile scan -> scatter of positions. */
+typedef struct {
+  const void *src;
+  int32_t src_dtype;
+  int64_t n;
+  akx__index_map src_map; /* position (memory order) -> element offset */
+  int64_t *indices;
+  int64_t capacity;
+  int32_t block_size, items_per_thread, layout;
+  int64_t tiles;
+  int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
+  void *status;           /* workspace (include/akx/lookback.cuh); the count at its head */
+} akx__findall_plan;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

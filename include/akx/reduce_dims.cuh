@@ -1,0 +1,239 @@
+// Reductions along dims (Julia's mapreducedim!, docs/reduce_dims_shapes.md). The host
+// (src/reduce/reduce_dims.c) canonicalises the problem to
+//   outputs: kept dims (kshape, src strides ksrc, dst strides kdst), innermost last;
+//   reduction: reduced dims (rshape, rstride), innermost last;
+// and picks one of two kernel bodies, each launched under the names of the shapes it serves:
+//
+//   rows body (contiguous reductions: the innermost reduced dim has stride 1):
+//     G threads per output, G = blockDim.x ("reduce_dims_rows", a block per output) or 32
+//     ("reduce_dims_warp_rows", a warp per output); 16-byte vector loads, four in flight.
+//   tile body (strided reductions, and the general fallback):
+//     a block covers a tile of W consecutive outputs (flat output index, so a tile may take
+//     runs of contiguous outputs at the offsets of the other kept dims) with bd / W threads
+//     per output stepping down the reduction:
+//       W = blockDim.x   one thread per output      "reduce_dims_per_thread"
+//       W = 8 (or one 32-byte sector of outputs)    "reduce_dims_tiled"
+//       W = 32 (or fewer outputs than 32)           "reduce_dims_columns"
+//       W = 32 over outputs contiguous in no dim    "reduce_dims_strided"
+//     Threads of one output combine through shared memory, then one thread per output.
+//   Either body may split the reduction over gridDim.y blocks; each then parks a partial per
+//   output in the workspace (partials[output * splits + split], accumulator type), and a
+//   warp per output finishes them ("reduce_dims_columns_finish").
+// Every store to dst goes through the finishing step (include/akx/finish.cuh): init once, fold,
+// conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
+// The map is a runtime argument (include/akx/ops.cuh, map_value), as in every reduction.
+#pragma once
+#include "akx/block_limits.h"
+#include "akx/block_reduce.cuh"
+#include "akx/divide.cuh"
+#include "akx/finish.cuh"
+#include "akx/kernel_resources.cuh"
+
+namespace akx {
+
+// ---- offsets ----------------------------------------------------------------------------------
+// Offset (elements) of index i over n dims (innermost last).
+AKX_DEVICE int64_t dims_offset(int64_t i, int32_t n, const int64_t *shape, const int64_t *stride) {
+  return mixed_radix_offset(i, n, shape, stride);
+}
+AKX_DEVICE int64_t out_src_offset(const akx__reduce_dims_plan &p, int64_t o) {
+  return p.kdims == 0 ? 0 : dims_offset(o, p.kdims, p.kshape, p.ksrc);
+}
+AKX_DEVICE int64_t out_dst_offset(const akx__reduce_dims_plan &p, int64_t o) {
+  return p.kdims == 0 ? 0 : dims_offset(o, p.kdims, p.kshape, p.kdst);
+}
+
+template <class Op, class Acc>
+AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
+  if (p.splits > 1) {
+    gst(static_cast<Acc *>(p.partials) + o * (int64_t)gridDim.y + blockIdx.y, v);
+    return;
+  }
+  const size_t dsize = p.dst_size;
+  finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)dsize);
+}
+
+// The kernels' declarations (include/akx/device.cuh): three kernels under seven names (the
+// function field names the kernel in include/akx/kernel_resources.inc). Launch bounds: the
+// reduction families' largest block (include/akx/block_limits.h). Registers: each launch takes
+// its instance's from include/akx/kernel_resources.inc (resourced); the declared figures are
+// the float32 sum's there (CUDA 13.0, sm_90).
+constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 1, false, "reduce_dims_finish"};
+
+// ---- rows body: G threads per output over a contiguous reduction ------------------------------
+// The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is
+// head scalars up to a 16-byte boundary, nvec vectors of V elements, tail scalars; the host
+// sets vec_ok when every run has the same head (base and outer strides multiples of 16 bytes,
+// kept strides too), else head = n_in and every element is a scalar load (still coalesced).
+// Split s of gridDim.y takes its share of the flat vector range and of the flat scalar range.
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
+void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
+  constexpr int V = 16 / (int)sizeof(Src);
+  AKX_SHARED(Acc, scratch, 32);
+  const int G = p.width;  // threads per output: 32 or blockDim.x
+  const int g = (int)threadIdx.x % G;
+  const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x / G) + (int)threadIdx.x / G;
+  Acc acc = Op::template identity<Acc>();
+  if (o < p.n_out) {
+    const Src *row = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
+    const int32_t nq = p.rdims - 1;  // outer reduced dims
+    const int64_t n_in = p.rshape[p.rdims - 1];
+    const int64_t Q = idiv(p.len, n_in);
+    int64_t head = n_in, nvec = 0;
+    if (p.vec_ok) {
+      const uintptr_t a = (uintptr_t)row;
+      head = (int64_t)(((16 - a % 16) % 16) / sizeof(Src));
+      if (head > n_in) head = n_in;
+      nvec = idiv(n_in - head, V);
+    }
+    const int64_t scal = n_in - nvec * V;  // head + tail per run
+    const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
+    // vectors: flat k over Q * nvec
+    {
+      const int64_t total = Q * nvec, chunk = idiv_up(total, S);
+      const int64_t k0 = s * chunk, k1 = k0 + chunk < total ? k0 + chunk : total;
+      const Src *vbase = row + head;
+      auto addr = [&](int64_t k) -> const Src * {
+        if (Q == 1) return vbase + k * V;
+        const int64_t q = idiv(k, nvec), j = k - q * nvec;
+        return vbase + dims_offset(q, nq, p.rshape, p.rstride) + j * V;
+      };
+      int64_t k = k0 + g;
+      // Four independent 16-byte loads before any use (Little's law, as reduce_whole).
+      for (; k + 3 * (int64_t)G < k1; k += 4 * (int64_t)G) {
+        const vec<Src, V> x0 = gld_vec<Src, V>(addr(k));
+        const vec<Src, V> x1 = gld_vec<Src, V>(addr(k + G));
+        const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
+        const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
+        acc = combine_vec<Acc, Op>(acc, x0, p.map);
+        acc = combine_vec<Acc, Op>(acc, x1, p.map);
+        acc = combine_vec<Acc, Op>(acc, x2, p.map);
+        acc = combine_vec<Acc, Op>(acc, x3, p.map);
+      }
+      for (; k < k1; k += G) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map);
+    }
+    // scalars: flat e over Q * (head + tail)
+    if (scal > 0) {
+      const int64_t total = Q * scal, chunk = idiv_up(total, S);
+      const int64_t e0 = s * chunk, e1 = e0 + chunk < total ? e0 + chunk : total;
+      for (int64_t e = e0 + g; e < e1; e += G) {
+        const int64_t q = Q == 1 ? 0 : idiv(e, scal), i = e - q * scal;
+        const int64_t idx = i < head ? i : i + nvec * V;
+        const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+      }
+    }
+  }
+  // One store site per kernel (each instantiates the finishing step's dtype switch).
+  acc = G == 32 ? warp_reduce<Op>(acc) : block_reduce<Op>(acc, scratch);
+  if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
+}
+
+// ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
+// Thread t serves output x = t % W of the tile on reduction rows y = t / W, y + ny, ...
+// (threads with y >= ny idle: bd need not be a multiple of W). Neighbouring lanes take
+// neighbouring outputs: where outputs are contiguous in the source (ksrc innermost 1), a warp
+// reads whole rows of them, or several rows when W < 32.
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
+void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
+  AKX_SHARED(Acc, part, AKX_MAX_BLOCK_REDUCE);  // (bd / W) * W <= bd partials
+  const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
+  const int t = (int)threadIdx.x, x = t % W, y = t / W;
+  const int64_t o = (int64_t)blockIdx.x * W + x;
+  Acc acc = Op::template identity<Acc>();
+  if (o < p.n_out && y < ny) {
+    // An empty reduction may come with a NULL src: no offset from it (undefined), no load.
+    const Src *base = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
+    const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
+    const int64_t chunk = idiv_up(p.len, S);
+    const int64_t r0 = s * chunk, r1 = r0 + chunk < p.len ? r0 + chunk : p.len;
+    int64_t r = r0 + y;
+    if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division
+      const int64_t st = p.rstride[0], step = (int64_t)ny * st;
+      const Src *ptr = base + r * st;
+      for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny, ptr += 4 * step) {
+        const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3));
+      }
+      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+    } else {
+      for (; r < r1; r += ny) {
+        const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+      }
+    }
+  }
+  // The ny partials of each output, through shared memory: thread x of the tile then
+  // combines its column (consecutive words across the threads: no bank conflict). One
+  // store site (each instantiates the finishing step's dtype switch).
+  if (ny > 1) {
+    if (y < ny) part.st((int64_t)y * W + x, acc);
+    __syncthreads();
+    if (t < W) {
+      acc = part.ld(t);
+      for (int yy = 1; yy < ny; ++yy) acc = Op::apply(acc, part.ld((int64_t)yy * W + t));
+    }
+  }
+  const int64_t ot = (int64_t)blockIdx.x * W + t;
+  if (t < W && ot < p.n_out) dims_store<Op>(p, ot, acc);
+}
+
+// ---- second pass: a warp per output over the splits' partials ---------------------------------
+// partials[output * splits + split]: a warp reads one output's partials in consecutive words
+// (a thread per output would walk them one dependent step at a time: 1000 splits of three
+// outputs took the model 200 us).
+template <class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
+void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
+  const int lane = (int)threadIdx.x & 31;
+  const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x >> 5) + ((int)threadIdx.x >> 5);
+  if (o >= p.n_out) return;  // the whole warp
+  const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
+  Acc v = Op::template identity<Acc>();
+  for (int32_t s = lane; s < p.splits; s += 32) v = Op::apply(v, gld(partials + s));
+  v = warp_reduce<Op>(v);
+  if (lane == 0)
+    finish_store_at<Op>(v, p.finish,
+                        static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+}
+
+// ---- launcher -----------------------------------------------------------------------------------
+template <class Src, class Acc, class Op>
+akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
+  const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits), block((unsigned)p.block_size);
+  akx_status s;
+  switch (p.shape) {
+    case AKX__DIMS_ROWS:
+    case AKX__DIMS_WARP_ROWS:
+      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info
+                                                                             : reduce_dims_warp_rows_info)),
+                     (reduce_dims_rows_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
+      break;
+    default: {
+      const kernel_info info = p.shape == AKX__DIMS_PER_THREAD ? reduce_dims_per_thread_info
+                               : p.shape == AKX__DIMS_TILED    ? reduce_dims_tiled_info
+                               : p.shape == AKX__DIMS_COLUMNS  ? reduce_dims_columns_info
+                                                               : reduce_dims_strided_info;
+      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
+                     block, 0, stream, p);
+    }
+  }
+  if (s != AKX_SUCCESS || p.splits == 1) return s;
+  const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
+  return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info)),
+                    (reduce_dims_finish_kernel<Acc, Op>),
+                    dim3((unsigned)fb), block, 0, stream, p);
+}
+
+}  // namespace akx

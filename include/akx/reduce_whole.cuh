@@ -1,0 +1,161 @@
+// Whole-array reduction (docs/reduce_whole.md), as CUB's DeviceReduce:
+//   pass 1: at most target_blocks blocks stride over tiles of the input, each producing one
+//           partial (or, when one block covers the input, the finished result);
+//   pass 2: one block reduces the partials and stores through the finishing step.
+// Vocabulary (moderngpu's): bd threads per block, L vector loads per thread per tile,
+// V elements per 16-byte vector, a tile is bd * L * V elements. Indices are zero-based.
+#pragma once
+#include "akx/block_limits.h"
+#include "akx/block_reduce.cuh"
+#include "akx/divide.cuh"
+#include "akx/finish.cuh"
+#include "akx/kernel_resources.cuh"
+
+namespace akx {
+
+// Where the 16-byte aligned vectors of a contiguous source start and end.
+template <class Src>
+struct contiguous_span {
+  const Src *src;
+  int64_t head;  // scalar elements before the first aligned vector (< V)
+  int64_t nvec;  // aligned vectors of V elements
+  int64_t tail;  // scalar elements after them (< V)
+  int32_t L;     // vector loads per thread per tile
+  int32_t map;   // akx_map (include/akx/ops.cuh, visit_map)
+};
+
+
+// Thread 0 finishes when the grid is one block, else parks the block's partial.
+template <class Op, class Acc>
+AKX_DEVICE void store_block_result(Acc acc, Acc *partials, const akx__finish &fin) {
+  if (threadIdx.x != 0) return;
+  if (gridDim.x == 1) finish_store<Op>(acc, fin);
+  else gst(partials + blockIdx.x, acc);
+}
+
+// The kernels' declarations (include/akx/device.cuh, kernel_info). Launch bounds: the reduction
+// families' largest block (include/akx/block_limits.h). Loads in flight: the independent global
+// loads a thread issues before it uses the first. Registers: each launch takes its
+// instance's from include/akx/kernel_resources.inc (resourced); the declared figures are the
+// float32 sum's there (CUDA 13.0, sm_90).
+constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", AKX_MAX_BLOCK_REDUCE, 32, 4, false};
+constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", AKX_MAX_BLOCK_REDUCE, 32, 1, false};
+constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MAX_BLOCK_REDUCE, 24, 1, false};
+
+// ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
+void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
+  constexpr int V = 16 / (int)sizeof(Src);
+  AKX_SHARED(Acc, scratch, 32);
+  Acc acc = Op::template identity<Acc>();
+  const int bd = (int)blockDim.x, L = a.L;
+  const Src *vsrc = a.src + a.head;
+  const int64_t tile_vecs = (int64_t)bd * L;
+  const int64_t tiles = idiv_up(a.nvec, tile_vecs);
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t first = tile * tile_vecs + threadIdx.x;
+    if ((tile + 1) * tile_vecs <= a.nvec) {
+      int k = 0;
+      // Four independent loads before any use: 64 bytes in flight per thread (Little's law
+      // with at most 256 blocks needs them; AK's 64 bytes of accumulator per thread).
+      for (; k + 4 <= L; k += 4) {
+        const vec<Src, V> x0 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 0) * bd) * V);
+        const vec<Src, V> x1 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 1) * bd) * V);
+        const vec<Src, V> x2 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 2) * bd) * V);
+        const vec<Src, V> x3 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 3) * bd) * V);
+        acc = combine_vec<Acc, Op>(acc, x0, a.map);
+        acc = combine_vec<Acc, Op>(acc, x1, a.map);
+        acc = combine_vec<Acc, Op>(acc, x2, a.map);
+        acc = combine_vec<Acc, Op>(acc, x3, a.map);
+      }
+      for (; k < L; ++k)
+        acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V), a.map);
+    } else {
+      for (int k = 0; k < L; ++k) {
+        const int64_t i = first + (int64_t)k * bd;
+        if (i < a.nvec) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map);
+      }
+    }
+  }
+  // Fewer than 2V scalars around the vectors; blockDim.x >= 32 >= 2V covers them.
+  if (blockIdx.x == 0) {
+    const int64_t t = threadIdx.x;
+    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t)));
+    else if (t - a.head < a.tail)
+      acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(vsrc + a.nvec * V + (t - a.head))));
+  }
+  acc = block_reduce<Op>(acc, scratch);
+  store_block_result<Op>(acc, partials, fin);
+}
+
+// ---- pass 1, any strides: the general path ----------------------------------------------------
+template <class Src, class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
+void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
+  AKX_SHARED(Acc, scratch, 32);
+  Acc acc = Op::template identity<Acc>();
+  const Src *src = static_cast<const Src *>(s.data);
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += step) {
+    // Canonical sources have their smallest stride last: neighbouring threads, neighbouring
+    // addresses.
+    const int64_t off = mixed_radix_offset(i, s.ndim, s.shape, s.strides);
+    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off)));
+  }
+  acc = block_reduce<Op>(acc, scratch);
+  store_block_result<Op>(acc, partials, fin);
+}
+
+// ---- pass 2 (and the empty input): one block over the partials --------------------------------
+template <class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
+void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
+  AKX_SHARED(Acc, scratch, 32);
+  Acc acc = Op::template identity<Acc>();
+  for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
+  acc = block_reduce<Op>(acc, scratch);
+  if (threadIdx.x == 0) finish_store<Op>(acc, fin);
+}
+
+// ---- launcher -----------------------------------------------------------------------------------
+template <class Src, class Acc, class Op>
+akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
+  constexpr int V = 16 / (int)sizeof(Src);
+  const dim3 block((unsigned)p.block_size);
+  Acc *partials = static_cast<Acc *>(p.partials);
+  const int64_t n = p.src.n;
+  const kernel_info partials_info = resourced<void, void, Acc, Op>(reduce_whole_partials_info);
+  if (n == 0)
+    return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
+                      0, stream, (const Acc *)partials, 0, p.finish);
+  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
+  // `blocks` partials for pass 2.
+  const uintptr_t addr = (uintptr_t)p.src.data;
+  akx_status s;
+  if (p.src.contiguous && addr % sizeof(Src) == 0) {
+    contiguous_span<Src> a;
+    a.src = static_cast<const Src *>(p.src.data);
+    a.head = ((16 - addr % 16) % 16) / sizeof(Src);
+    if (a.head > n) a.head = n;
+    a.nvec = (n - a.head) / V;
+    a.tail = n - a.head - a.nvec * V;
+    a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
+    a.map = p.map;
+    // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
+    kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
+    if (a.L < 4) info.loads_in_flight = 1;
+    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
+                   block, 0, stream, a, partials, p.finish);
+  } else {
+    s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)),
+                   (reduce_whole_strided<Src, Acc, Op>),
+                   dim3((unsigned)p.blocks), block, 0, stream, p.src, (int32_t)p.map, partials,
+                   p.finish);
+  }
+  if (s != AKX_SUCCESS || p.blocks == 1) return s;
+  return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block, 0, stream,
+                    (const Acc *)partials, p.blocks, p.finish);
+}
+
+}  // namespace akx

@@ -1,0 +1,62 @@
+// Scans along a strided dim: one thread per column (an element of the kept dims), walking
+// the scanned dim with a sequential carry; neighbouring threads take neighbouring columns,
+// so each step is a coalesced request when a kept dim has stride 1. When the columns alone
+// cannot fill the device the scanned dim is cut into chunks:
+//   scan_columns (reduce)  each (column, chunk) folds its chunk into a carry slot;
+//   scan_columns_carry     each column turns its carries into exclusive prefixes, in order;
+//   scan_columns (scan)    each (column, chunk) rescans its chunk from its prefix.
+// The fold order is fixed by the chunking alone: deterministic.
+#pragma once
+#include "akx/scan_tile.cuh"
+
+namespace akx {
+
+// Launch bounds: the scan families' largest block (include/akx/block_limits.h).
+constexpr kernel_info scan_columns_info{"scan_columns", AKX_MAX_BLOCK_SCAN, 32, 1, false};
+constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOCK_SCAN, 24, 1, false};
+
+enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns_scan_from_carry = 2 };
+
+template <class Src, class Dst, class Op, class Acc>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_info.max_threads)
+void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int32_t mode) {
+  using S = plain_scan<Op, Acc>;
+  const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t columns = p.slices;
+  if (g >= columns * p.chunks) return;
+  const int64_t chunk = idiv(g, columns), c = g - chunk * columns;
+  const Src *src = static_cast<const Src *>(p.src) + index_map_offset(p.src_outer, c);
+  Dst *dst = static_cast<Dst *>(p.dst) + index_map_offset(p.dst_outer, c);
+  Acc *carries = static_cast<Acc *>(p.status);
+  const int64_t i_begin = chunk * p.chunk_len;
+  const int64_t i_end = p.n - i_begin < p.chunk_len ? p.n : i_begin + p.chunk_len;
+  if (mode == columns_reduce) {
+    Acc acc = cvt<Acc>(gld_wide(src + i_begin * p.src_step));
+    for (int64_t i = i_begin + 1; i < i_end; ++i)
+      acc = Op::apply(acc, cvt<Acc>(gld_wide(src + i * p.src_step)));
+    gst(carries + g, acc);
+    return;
+  }
+  Acc running = mode == columns_scan_from_carry ? gld(carries + g) : S::identity();
+  for (int64_t i = i_begin; i < i_end; ++i) {
+    const Acc after = Op::apply(running, cvt<Acc>(gld_wide(src + i * p.src_step)));
+    gst_wide(dst + i * p.dst_step, cvt<Dst>(result(running, after, i == 0)));
+    running = after;
+  }
+}
+
+// Carries of one column, chunk by chunk, into exclusive prefixes (chunk 0: the identity).
+template <class Op, class Acc>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_carry_info.max_threads)
+void scan_columns_carry(Acc *carries, int64_t columns, int64_t chunks) {
+  const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= columns) return;
+  Acc running = Op::template identity<Acc>();
+  for (int64_t k = 0; k < chunks; ++k) {
+    const Acc v = gld(carries + k * columns + c);
+    gst(carries + k * columns + c, running);
+    running = Op::apply(running, v);
+  }
+}
+
+}  // namespace akx

@@ -1,0 +1,28 @@
+/* The kernel headers as libakx holds them: include/akx.h and every file of include/akx/, as
+ * their text at build time (cmake/embed.cmake), so that a run-time compile (NVRTC, the sim's
+ * host compiler) needs neither the source tree nor an install. Names are relative to
+ * include/, as the headers include each other ("akx/device.cuh"). */
+#ifndef AKX_EMBEDDED_H
+#define AKX_EMBEDDED_H
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  const char *name; /* "akx.h", "akx/scan_tile.cuh", ... */
+  const char *text; /* NUL-terminated */
+  size_t size;      /* bytes, without the NUL */
+} akx__embedded_file;
+
+/* Sorted by name (strcmp). */
+extern const akx__embedded_file akx__embedded_files[];
+extern const int akx__embedded_file_count;
+
+/* The file of that name, or NULL. */
+const akx__embedded_file *akx__embedded_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
