@@ -1,4 +1,4 @@
-# cmake -DOUT=file.c -DROOT=dir -DFILES="a;b" -P cmake/embed.cmake
+# cmake -DOUT=<generated C source> -DROOT=<directory> -DFILES="a;b" -P cmake/embed.cmake
 # Writes a C source holding each file of FILES (paths relative to ROOT) as a NUL-terminated
 # byte array, with a table of (name, text, size) sorted by name: the kernel headers embedded in
 # libakx (src/jit/embedded.h), so that a run-time compile needs no source tree or install.

@@ -89,6 +89,6 @@ done
 "$cxx" -std=c++20 -O1 "$consumer/consumer_cuh.cpp" -I"$prefix/include" \
        $(pkg-config --libs akx-static) -o "$tmp/cuh_static" || fail "building consumer_cuh.cpp"
 out=$("$tmp/cuh_static") || fail "consumer_cuh failed (exit $?): $out"
-case $out in "akx.cuh: max "*", scan of 1000 ok") echo "akx.cuh: $out" ;; *) fail "consumer_cuh printed '$out'" ;; esac
+case $out in "akx.cuh: max "*", scan of 1000 ok") echo "$out" ;; *) fail "consumer_cuh printed '$out'" ;; esac
 
 echo "install_consumers: OK in $(( $(date +%s) - t0 )) s"

@@ -19,7 +19,7 @@ Test(kernel_resources, every_row_is_found) {
   cr_assert_gt(n, 1000u, "%zu rows", n);
   for (size_t i = 0; i < n; i++) {
     const akx::kernel_resources_row &r = akx::kernel_resources_table[i];
-    const akx::kernel_resources_row *f = akx::find_kernel_resources(r.function, r.src, r.dst, r.acc, r.op);
+    const akx::kernel_resources_row *f = akx::sim::find_kernel_resources(r.function, r.src, r.dst, r.acc, r.op);
     cr_expect_eq(f, &r, "row %zu (%s, %d, %d, %d, %d) not found", i, r.function, r.src, r.dst, r.acc, r.op);
     cr_expect(r.registers > 0 && r.registers <= 255 && r.static_smem >= 0, "row %zu: %d registers", i,
               r.registers);
@@ -28,7 +28,7 @@ Test(kernel_resources, every_row_is_found) {
 
 Test(kernel_resources, launches_take_their_instances_figures) {
   const akx::kernel_resources_row *r =
-      akx::find_kernel_resources("reduce_whole_contiguous", AKX_FLOAT32, -1, AKX_FLOAT32, AKX_OP_ADD);
+      akx::sim::find_kernel_resources("reduce_whole_contiguous", AKX_FLOAT32, -1, AKX_FLOAT32, AKX_OP_ADD);
   cr_assert(r != nullptr, "no row for the float32 sum");
   const akx::kernel_info k =
       akx::resourced<float, void, float, akx::op_add>(akx::reduce_whole_contiguous_info);
@@ -37,7 +37,7 @@ Test(kernel_resources, launches_take_their_instances_figures) {
   cr_expect_str_eq(k.name, "reduce_whole_contiguous");
   // A kernel launched under another name than its function's: the function's row.
   const akx::kernel_resources_row *t =
-      akx::find_kernel_resources("reduce_dims_tile", AKX_COMPLEX128, -1, AKX_COMPLEX128, AKX_OP_ADD);
+      akx::sim::find_kernel_resources("reduce_dims_tile", AKX_COMPLEX128, -1, AKX_COMPLEX128, AKX_OP_ADD);
   cr_assert(t != nullptr, "no row for reduce_dims_tile<complex128>");
   const akx::kernel_info c = akx::resourced<akx::c128, void, akx::c128, akx::op_add>(
       akx::reduce_dims_columns_info);

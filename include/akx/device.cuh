@@ -87,6 +87,8 @@ constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }
 // (the finishing step's switch over 15 dst dtypes, called once per block).
 #define AKX_DEVICE_OUTLINE __device__ __noinline__
 #define AKX_GLOBAL __global__
+// An entry of a translation unit of kernels (the *_instances.inl files): libakx calls it by name.
+#define AKX_MODULE_EXPORT extern "C"
 #define AKX_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
 #define AKX_LAUNCH_BOUNDS_MIN(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
 #define AKX_SITE_PARAM

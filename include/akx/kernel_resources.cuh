@@ -44,14 +44,13 @@ struct kernel_resources_row {
 // table rebuilds that file alone), sorted by (function by strcmp, src, dst, acc, op).
 extern const kernel_resources_row kernel_resources_table[];
 extern const size_t kernel_resources_count;
-// The row of (function, src, dst, acc, op), or nullptr: a binary search.
-const kernel_resources_row *find_kernel_resources(const char *function, int src, int dst, int acc,
-                                                  int op);
+// sim::find_kernel_resources (include/akx/sim_device.hpp's runtime entries): the row of
+// (function, src, dst, acc, op), or nullptr, by a binary search of that table.
 
 template <class Src, class Dst, class Acc, class Op>
 inline kernel_info resourced(const kernel_info &info) {
   const kernel_resources_row *r =
-      find_kernel_resources(info.function ? info.function : info.name, dtype_key<Src>::value,
+      sim::find_kernel_resources(info.function ? info.function : info.name, dtype_key<Src>::value,
                             dtype_key<Dst>::value, dtype_key<Acc>::value, op_key<Op>::value);
   if (!r) return info;
   kernel_info k = info;

@@ -48,7 +48,7 @@ akx_status with_acc(const AKX_REDUCE_PLAN &p, void *stream) {
 }
 }  // namespace
 
-extern "C" akx_status AKX_REDUCE_ENTRY_2_(AKX_REDUCE_FAMILY, AKX_SRC_NAME)(const AKX_REDUCE_PLAN *p,
+AKX_MODULE_EXPORT akx_status AKX_REDUCE_ENTRY_2_(AKX_REDUCE_FAMILY, AKX_SRC_NAME)(const AKX_REDUCE_PLAN *p,
                                                                          void *stream) {
   switch (p->acc) {
 #define AKX_X_(D, T, N, S) case D: return with_acc<T>(*p, stream);

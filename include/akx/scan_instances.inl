@@ -42,7 +42,7 @@ akx_status scan_with_acc(const akx__scan_plan &p, void *stream) {
 }
 }  // namespace
 
-extern "C" akx_status AKX_SCAN_ENTRY_(scan, AKX_SRC_NAME)(const akx__scan_plan *p, void *stream) {
+AKX_MODULE_EXPORT akx_status AKX_SCAN_ENTRY_(scan, AKX_SRC_NAME)(const akx__scan_plan *p, void *stream) {
   switch (p->acc) {
 #define AKX_X_(D, T, N, S) case D: return scan_with_acc<T>(*p, stream);
     AKX_DTYPE_LIST(AKX_X_)
@@ -51,6 +51,6 @@ extern "C" akx_status AKX_SCAN_ENTRY_(scan, AKX_SRC_NAME)(const akx__scan_plan *
   return no_scan_instance(*p);
 }
 
-extern "C" akx_status AKX_SCAN_ENTRY_(findall, AKX_SRC_NAME)(const akx__findall_plan *p, void *stream) {
+AKX_MODULE_EXPORT akx_status AKX_SCAN_ENTRY_(findall, AKX_SRC_NAME)(const akx__findall_plan *p, void *stream) {
   return akx::findall_launch<Src>(*p, stream);
 }

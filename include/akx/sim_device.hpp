@@ -34,6 +34,7 @@ struct dim3 {
 };
 
 namespace akx {
+struct kernel_resources_row;  // include/akx/kernel_resources.cuh
 namespace sim {
 using site = std::source_location;
 
@@ -42,68 +43,119 @@ using site = std::source_location;
 struct thread_view {
   dim3 threadIdx, blockIdx, blockDim, gridDim;
 };
-extern thread_local const thread_view *lane_now;
 
-// ---- reports from kernel code (never called by host code) --------------------------------
-// Shared memory: `base` is the start of the smem<T> object's storage, `offset` the byte
+// ---- the runtime's entries (src/sim/*.cpp), as kernel code calls them -----------------------
+// One list, so that libakx's own kernels call them directly and a kernel module compiled at
+// run time (src/jit/sim_module.cpp, AKX_SIM_MODULE defined) calls the same ones through the
+// table libakx hands it at load: a module imports no symbol from libakx, which exports only
+// akx_*. X(return type, name, parameters, arguments).
+//
+// shared_access: `base` is the start of the smem<T> object's storage, `offset` the byte
 // offset of the access within it, `bytes` the access size; `limit` the storage's bytes.
 // Returns normally only if the access is allowed (else the fiber is abandoned and the launch
-// fails with AKX_ERROR_SIM_CHECK).
-// `alignment` is alignof the accessed type (0: that of a `bytes`-sized scalar): a GPU moves
-// a type in instructions of at most that many bytes (a struct of two doubles: two 8-byte
-// loads), which is what the counters count; the access must start at a multiple of it.
-// A load of bytes no thread of the running block has stored is a failure (initcheck).
-void shared_access(const void *base, size_t limit, int64_t offset, unsigned bytes, bool write,
-                   const site &s, unsigned alignment = 0);
-// Global memory: `bytes` at `p`, which must be aligned to `alignment` (alignof the accessed
-// type; a vec<T, N> is aligned to its size; 0: that of a `bytes`-sized scalar).
-// `ordered`: an acquire/release or volatile access (exempt from the global racecheck).
-void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s,
-                   unsigned alignment = 0, bool ordered = false);
-
-// Shared allocations of the running block. Each AKX_SHARED declaration (its source
-// location: one declaration in one function, so one per template instance) is one
-// allocation of the block that all its threads share, as a __shared__ variable is; a
-// declaration in a loop or in a function called twice is the same storage each time. They
-// are laid out one after the other, 16-byte aligned, in the order threads first reach them.
-void *shared_static(size_t bytes, const char *name, const site &s);
-// The dynamic shared memory of the launch; its size is the launch's smem_bytes argument. It
-// sits at the start of the block's arena, before the static allocations (its size is known
-// when the launch starts; where a 16-byte aligned object starts does not change its bank
-// conflicts).
-void *shared_dynamic(size_t *bytes, const site &s);
-
-// ---- collectives (core, word-sized; the CUDA-named templates below call these) -----------
+// fails with AKX_ERROR_SIM_CHECK). `alignment` is alignof the accessed type (0: that of a
+// `bytes`-sized scalar): a GPU moves a type in instructions of at most that many bytes (a
+// struct of two doubles: two 8-byte loads), which is what the counters count; the access
+// must start at a multiple of it. A load of bytes no thread of the running block has stored
+// is a failure (initcheck).
+// global_access: `bytes` at `p`, which must be aligned to `alignment` (alignof the accessed
+// type; a vec<T, N> is aligned to its size; 0: that of a `bytes`-sized scalar). `ordered`: an
+// acquire/release or volatile access (exempt from the global racecheck).
+// shared_static: the running block's allocation of one AKX_SHARED declaration (its source
+// location: one declaration in one function, so one per template instance), shared by all
+// its threads as a __shared__ variable is; a declaration in a loop or in a function called
+// twice is the same storage each time. They are laid out one after the other, 16-byte
+// aligned, in the order threads first reach them.
+// shared_dynamic: the dynamic shared memory of the launch (its smem_bytes), at the start of
+// the block's arena, before the static allocations.
+// Collectives (core, word-sized; the CUDA-named templates below call these): shfl, vote,
+// syncwarp, syncthreads, activemask.
+// Global-memory ordering (global_order.cpp): plain stores of a block become visible to other
+// blocks at a fence, a release or the block's end; a plain load of a word another block
+// stored in the same launch needs a release->acquire (or fence+relaxed ... relaxed+fence)
+// chain from that store. Atomics, acquire/release and volatile accesses are exempt from the
+// race check and are yield points. sync_load loads `bytes` (<= 16) at p into out as another
+// block would see it now; atomic_begin / atomic_end bracket a read-modify-write (checks and
+// yields; old and new bytes); plain_load_done follows a plain load's read (a plain-load spin
+// is a poll).
+// lane: the running fiber's view of its thread (threadIdx, ... below).
+// fail_text: akx__fail's sentence, formatted by the caller (a module formats its own).
 enum shfl_kind { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR };
-uint64_t shfl(unsigned mask, uint64_t v, shfl_kind k, int arg, int width, const site &s);
 enum vote_kind { VOTE_BALLOT, VOTE_ANY, VOTE_ALL };
-unsigned vote(unsigned mask, int pred, vote_kind k, const site &s);
-void syncwarp(unsigned mask, const site &s);
 enum bar_kind { BAR_PLAIN, BAR_COUNT, BAR_AND, BAR_OR };
-int syncthreads(int pred, bar_kind k, const site &s);
-unsigned activemask();
-
-// ---- global-memory ordering (global_order.cpp) --------------------------------------------
-// Plain stores of a block become visible to other blocks at a fence, a release or the
-// block's end; a plain load of a word another block stored in the same launch needs a
-// release->acquire (or fence+relaxed ... relaxed+fence) chain from that store. Atomics,
-// acquire/release and volatile accesses are exempt from the race check and are yield points.
 enum sync_load_kind { LOAD_ACQUIRE, LOAD_VOLATILE };
 enum sync_store_kind { STORE_RELEASE, STORE_VOLATILE };
-// Loads `bytes` (<= 16) at p into out as another block would see it now.
-void sync_load(const void *p, unsigned bytes, unsigned alignment, void *out, sync_load_kind k,
-               const site &s);
-void sync_store(void *p, unsigned bytes, unsigned alignment, const void *in, sync_store_kind k,
-                const site &s);
-// An atomic read-modify-write: before (checks, yields) and after (old and new bytes).
-void atomic_begin(void *p, unsigned bytes, unsigned alignment, const site &s);
-void atomic_end(void *p, unsigned bytes, const void *old_bytes, const void *new_bytes,
-                const site &s);
-// After a plain load's bytes are read (a plain-load spin is a poll).
-void plain_load_done(const void *p, unsigned bytes, const void *value, const site &s);
 enum fence_scope { FENCE_BLOCK, FENCE_DEVICE };
-void fence(fence_scope scope, const site &s);
-void nanosleep_yield();
+struct launch_desc;
+#define AKX_SIM_RUNTIME(X)                                                                     \
+  X(void, shared_access, (const void *base, size_t limit, int64_t offset, unsigned bytes,      \
+                          bool write, const site &s, unsigned alignment),                      \
+    (base, limit, offset, bytes, write, s, alignment))                                         \
+  X(void, global_access, (const void *p, unsigned bytes, bool write, bool atomic,             \
+                          const site &s, unsigned alignment, bool ordered),                    \
+    (p, bytes, write, atomic, s, alignment, ordered))                                          \
+  X(void *, shared_static, (size_t bytes, const char *name, const site &s), (bytes, name, s))  \
+  X(void *, shared_dynamic, (size_t *bytes, const site &s), (bytes, s))                        \
+  X(uint64_t, shfl, (unsigned mask, uint64_t v, shfl_kind k, int arg, int width,              \
+                     const site &s), (mask, v, k, arg, width, s))                              \
+  X(unsigned, vote, (unsigned mask, int pred, vote_kind k, const site &s), (mask, pred, k, s)) \
+  X(void, syncwarp, (unsigned mask, const site &s), (mask, s))                                 \
+  X(int, syncthreads, (int pred, bar_kind k, const site &s), (pred, k, s))                     \
+  X(unsigned, activemask, (), ())                                                              \
+  X(void, sync_load, (const void *p, unsigned bytes, unsigned alignment, void *out,           \
+                      sync_load_kind k, const site &s), (p, bytes, alignment, out, k, s))      \
+  X(void, sync_store, (void *p, unsigned bytes, unsigned alignment, const void *in,           \
+                       sync_store_kind k, const site &s), (p, bytes, alignment, in, k, s))     \
+  X(void, atomic_begin, (void *p, unsigned bytes, unsigned alignment, const site &s),         \
+    (p, bytes, alignment, s))                                                                  \
+  X(void, atomic_end, (void *p, unsigned bytes, const void *old_bytes, const void *new_bytes, \
+                       const site &s), (p, bytes, old_bytes, new_bytes, s))                    \
+  X(void, plain_load_done, (const void *p, unsigned bytes, const void *value, const site &s), \
+    (p, bytes, value, s))                                                                      \
+  X(void, fence, (fence_scope scope, const site &s), (scope, s))                               \
+  X(void, nanosleep_yield, (), ())                                                             \
+  X(akx_status, run_kernel, (const launch_desc &d, void (*fn)(void *), void *closure),        \
+    (d, fn, closure))                                                                          \
+  X(const thread_view *, lane, (), ())                                                         \
+  X(akx_status, fail_text, (akx_status status, const char *text), (status, text))             \
+  X(const ::akx::kernel_resources_row *, find_kernel_resources,                                    \
+    (const char *function, int src, int dst, int acc, int op), (function, src, dst, acc, op))
+
+// The table a module gets (src/sim/module_api.cpp fills it). `version` changes with the list.
+#define AKX_SIM_RUNTIME_VERSION 1
+#define AKX_SIM_RUNTIME_FIELD_(R, name, params, args) R(*name) params;
+struct runtime_api {
+  uint32_t version, size;  // AKX_SIM_RUNTIME_VERSION, sizeof(runtime_api)
+  AKX_SIM_RUNTIME(AKX_SIM_RUNTIME_FIELD_)
+};
+#undef AKX_SIM_RUNTIME_FIELD_
+
+#if defined(AKX_SIM_MODULE)
+// Set by the module's akx_sim_module_init (src/jit/sim_module.cpp's prelude) before any entry runs.
+extern const runtime_api *module_runtime __attribute__((visibility("hidden")));
+#define AKX_SIM_RUNTIME_CALL_(R, name, params, args) \
+  inline R name params { return module_runtime->name args; }
+AKX_SIM_RUNTIME(AKX_SIM_RUNTIME_CALL_)
+#undef AKX_SIM_RUNTIME_CALL_
+#define AKX_MODULE_EXPORT extern "C" __attribute__((visibility("default")))
+#else
+// libakx's own kernels read the running fiber's view directly (src/sim/launch.cpp sets it).
+extern thread_local const thread_view *lane_now;
+inline const thread_view *lane() { return lane_now; }
+#define AKX_MODULE_EXPORT extern "C"
+#define AKX_SIM_RUNTIME_DECL_(R, name, params, args) R name params;
+AKX_SIM_RUNTIME(AKX_SIM_RUNTIME_DECL_)
+#undef AKX_SIM_RUNTIME_DECL_
+#endif
+// The defaults kernel code relies on.
+inline void shared_access(const void *base, size_t limit, int64_t offset, unsigned bytes,
+                          bool write, const site &s) {
+  shared_access(base, limit, offset, bytes, write, s, 0);
+}
+inline void global_access(const void *p, unsigned bytes, bool write, bool atomic, const site &s,
+                          unsigned alignment = 0) {
+  global_access(p, bytes, write, atomic, s, alignment, false);
+}
 
 // ---- launch -------------------------------------------------------------------------------
 struct launch_desc {
@@ -118,9 +170,8 @@ inline launch_desc make_launch_desc(const kernel_info &k, dim3 grid, dim3 block,
   return launch_desc{k.name, grid, block, smem, k.max_threads, k.registers, k.loads_in_flight,
                      k.smem_optin, k.static_smem};
 }
-// Runs fn(closure) once per thread of every block. Returns AKX_SUCCESS, or
-// AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.
-akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure);
+// run_kernel (the list above) runs fn(closure) once per thread of every block. Returns
+// AKX_SUCCESS, or AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.
 
 template <class... P, class... A>
 akx_status launch(const launch_desc &d, void (*k)(P...), A &&...args) {
@@ -231,10 +282,10 @@ inline void st_volatile(T *p, const T &v, const sim::site &s = sim::site::curren
 }
 }  // namespace akx
 
-#define threadIdx (::akx::sim::lane_now->threadIdx)
-#define blockIdx (::akx::sim::lane_now->blockIdx)
-#define blockDim (::akx::sim::lane_now->blockDim)
-#define gridDim (::akx::sim::lane_now->gridDim)
+#define threadIdx (::akx::sim::lane()->threadIdx)
+#define blockIdx (::akx::sim::lane()->blockIdx)
+#define blockDim (::akx::sim::lane()->blockDim)
+#define gridDim (::akx::sim::lane()->gridDim)
 #define warpSize 32
 
 #define AKX_SHARED(T, name, N)                                                            \

@@ -20,7 +20,11 @@ typedef struct {
   int32_t scan_shape;   /* AKX_SCAN_SHAPE: an akx__scan_shape, -1 for the planner's choice */
   int32_t dims_shape;   /* AKX_REDUCE_DIMS_SHAPE: an akx__dims_shape, -1 for the selector's */
   int32_t dims_splits;  /* AKX_REDUCE_DIMS_SPLITS: 1..65535, 0 for the planner's */
+  int32_t kernels;      /* AKX_KERNELS: AKX__KERNELS_PREBUILT or AKX__KERNELS_RUNTIME */
 } akx__settings;
+/* Where a launch takes its kernels: the prebuilt ones where the build has them, or one
+ * compiled at run time from the same text (the sim's only, for now: src/jit/sim_module.h). */
+enum { AKX__KERNELS_PREBUILT = 0, AKX__KERNELS_RUNTIME = 1 };
 /* AKX_ERROR_INVALID_ARGUMENT naming the variable for a value it does not take. */
 akx_status akx__read_settings(akx__settings *s);
 

@@ -3,37 +3,17 @@
 // (src/core/kernel_entries.inc). What a family's kernels cannot report from the device is
 // refused here, before anything launches.
 #include "internal.h"
+#include "kernel_entries.hpp"
 #include "akx/dtype_list.h"
 
 namespace {
 template <class Plan>
 using entry = akx_status (*)(const Plan *, void *);
 
-int32_t source_dtype(const akx__reduce_whole_plan &p) { return p.src.dtype; }
-int32_t source_dtype(const akx__reduce_dims_plan &p) { return p.src_dtype; }
-int32_t source_dtype(const akx__scan_plan &p) { return p.src_dtype; }
-int32_t source_dtype(const akx__findall_plan &p) { return p.src_dtype; }
-
-// The finishing store has no status to return on the device: a dst dtype it cannot store
-// is refused here.
-akx_status check_finish(const akx__finish &f, const char *family) {
-  if (!f.bare && (unsigned)f.dst_dtype >= AKX_DTYPE_COUNT)
-    return akx__fail(AKX_ERROR_INTERNAL, "%s: dst dtype %d cannot be stored", family, (int)f.dst_dtype);
-  return AKX_SUCCESS;
-}
-akx_status entry_check(const akx__reduce_whole_plan &p, const char *f) { return check_finish(p.finish, f); }
-akx_status entry_check(const akx__reduce_dims_plan &p, const char *f) { return check_finish(p.finish, f); }
-akx_status entry_check(const akx__scan_plan &, const char *) { return AKX_SUCCESS; }
-akx_status entry_check(const akx__findall_plan &, const char *) { return AKX_SUCCESS; }
-
 template <class Plan>
-akx_status dispatch(const entry<Plan> (&table)[AKX_DTYPE_COUNT], const Plan *p, void *stream,
-                    const char *family) {
-  const int32_t src = source_dtype(*p);
-  if ((unsigned)src >= AKX_DTYPE_COUNT)
-    return akx__fail(AKX_ERROR_INTERNAL, "%s: source dtype %d has no kernels", family, (int)src);
-  AKX_TRY(entry_check(*p, family));
-  return table[src](p, stream);
+akx_status dispatch(const entry<Plan> (&table)[AKX_DTYPE_COUNT], const Plan *p, void *stream) {
+  AKX_TRY(akx::entry_check(*p));
+  return table[akx::source_dtype(*p)](p, stream);
 }
 
 // The list runs in enum order, so a table built from it is indexed by akx_dtype.
@@ -43,11 +23,35 @@ AKX_DTYPE_LIST(AKX_X_)
 #undef AKX_X_
 }  // namespace
 
+#if AKX_PREBUILT
 #define AKX_ENTRY_BACKEND sim
 #include "kernel_entries.inc"
 #undef AKX_ENTRY_BACKEND
-#if defined(AKX_HAVE_CUDA)
+#endif
+#if defined(AKX_HAVE_CUDA) && AKX_PREBUILT
 #define AKX_ENTRY_BACKEND cuda
 #include "kernel_entries.inc"
 #undef AKX_ENTRY_BACKEND
+#endif
+
+#if !AKX_PREBUILT
+// Built with -DAKX_PREBUILT=OFF: no kernel is compiled ahead of time. The sim compiles every
+// family's at run time (src/sim/backend_sim.cpp never calls these); the CUDA backend's run-time
+// path (NVRTC, src/jit/nvrtc.h) does not launch yet.
+#define AKX_NO_PREBUILT_(B, F, Plan)                                                          \
+  extern "C" akx_status akx__##B##_##F##_launch(const Plan *, void *) {                      \
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "libakx was built with AKX_PREBUILT=OFF: the "      \
+                     #B " backend has no " #F " kernel%s", #B[0] == 'c' ? " (run-time CUDA "  \
+                     "kernels are compiled by NVRTC but not launched yet)" : "");               \
+  }
+AKX_NO_PREBUILT_(sim, reduce_whole, akx__reduce_whole_plan)
+AKX_NO_PREBUILT_(sim, reduce_dims, akx__reduce_dims_plan)
+AKX_NO_PREBUILT_(sim, scan, akx__scan_plan)
+AKX_NO_PREBUILT_(sim, findall, akx__findall_plan)
+#if defined(AKX_HAVE_CUDA)
+AKX_NO_PREBUILT_(cuda, reduce_whole, akx__reduce_whole_plan)
+AKX_NO_PREBUILT_(cuda, reduce_dims, akx__reduce_dims_plan)
+AKX_NO_PREBUILT_(cuda, scan, akx__scan_plan)
+AKX_NO_PREBUILT_(cuda, findall, akx__findall_plan)
+#endif
 #endif

@@ -42,6 +42,10 @@ akx_status akx__read_settings(akx__settings *s) {
   for (int i = 0; i < 6; ++i) dims_shapes[i] = akx__reduce_dims_shape_name(dims_values[i]);
   AKX_TRY(pick("AKX_REDUCE_DIMS_SHAPE", dims_shapes, dims_values, 6,
                "rows, warp_rows, per_thread, tiled, columns or strided", -1, &s->dims_shape));
+  static const char *const kernels[] = {"prebuilt", "runtime"};
+  static const int32_t kernel_values[] = {AKX__KERNELS_PREBUILT, AKX__KERNELS_RUNTIME};
+  AKX_TRY(pick("AKX_KERNELS", kernels, kernel_values, 2, "prebuilt or runtime", AKX__KERNELS_PREBUILT,
+               &s->kernels));
   s->dims_splits = 0;
   const char *v = getenv("AKX_REDUCE_DIMS_SPLITS");
   if (v && *v) {

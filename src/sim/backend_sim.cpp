@@ -7,6 +7,9 @@
 //   AKX_SIM_SCHEDULE  "inorder" (default) or "random[:SEED]": the order fibers are resumed in
 //   AKX_SIM_COUNTERS  "1" (default) or "0": count requests (the checks stay on either way)
 //   AKX_SIM_REPORT    "0" (default) or "1": print the counters when the context is destroyed
+//   AKX_KERNELS       "prebuilt" (default) or "runtime": every kernel from a module the sim
+//                     compiles at run time (src/jit/sim_module.h), also where a prebuilt one
+//                     exists (the settings of every backend: src/core/settings.c)
 //   AKX_SIM_RESIDENT  blocks resident at once, at most (default 16; the profile's occupancy
 //                     caps it too): each resident block holds a fiber stack per thread and
 //                     its shared memory in host memory
@@ -21,6 +24,8 @@
 #include "error.h"
 #include "sim/runtime.hpp"
 #include "sim/sim_testing.hpp"
+#include "kernel_entries.hpp"
+#include "jit/sim_module.h"
 
 namespace akx::sim {
 
@@ -172,10 +177,17 @@ int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 }
 
 // Every family's launch: on this context (its counters, checks and schedule).
+// Prebuilt entries unless the context asks for run-time kernels (AKX_KERNELS=runtime) or the
+// library has none (AKX_PREBUILT=OFF); those come from a module compiled from the same text
+// (src/jit/sim_module.h), after the same checks.
 template <class Plan, akx_status (*launch)(const Plan *, void *)>
 akx_status sim_launch(akx_context *ctx, const Plan *plan) {
   scoped_context current(ctx);
-  return launch(plan, nullptr);
+  if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT) return launch(plan, nullptr);
+  AKX_TRY(akx::entry_check(*plan));
+  void *entry = nullptr;
+  AKX_TRY(akx__sim_module_entry(akx::family_name(*plan), akx::source_dtype(*plan), &entry));
+  return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
 }
 
 akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,

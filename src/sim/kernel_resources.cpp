@@ -14,8 +14,8 @@ const kernel_resources_row kernel_resources_table[] = {
 };
 const size_t kernel_resources_count = sizeof kernel_resources_table / sizeof kernel_resources_table[0];
 
-const kernel_resources_row *find_kernel_resources(const char *function, int src, int dst, int acc,
-                                                  int op) {
+const kernel_resources_row *sim::find_kernel_resources(const char *function, int src, int dst,
+                                                       int acc, int op) {
   size_t lo = 0, hi = kernel_resources_count;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
