@@ -176,7 +176,8 @@ static void file_of(const char *dir, const char *source, const char *kind, char 
   const akx__jit_key k = key_of(source);
   char hex[65];
   akx__jit_key_hex(&k, hex);
-  snprintf(path, cap, "%s/%s%s", dir, hex, kind);
+  const int n = snprintf(path, cap, "%s/%s%s", dir, hex, kind);
+  cr_assert(n > 0 && (size_t)n < cap, "the path of %s in %s does not fit %zu bytes", kind, dir, cap);
 }
 
 /* Entries of dir other than "." and "..". */
