@@ -4,6 +4,7 @@
 #pragma once
 #include "akx/convert.cuh"
 #include "akx/hypot.cuh"
+#include "akx/op_list.h"
 
 namespace akx {
 
@@ -124,11 +125,7 @@ struct op_xor {
   template <class T> AKX_HD static T apply(T a, T b) { return (T)(a ^ b); }
 };
 
-// X(enum, functor): the op dispatch list.
-#define AKX_OP_LIST(X) \
-  X(AKX_OP_ADD, ::akx::op_add) X(AKX_OP_MUL, ::akx::op_mul) X(AKX_OP_MIN, ::akx::op_min) \
-  X(AKX_OP_MAX, ::akx::op_max) X(AKX_OP_AND, ::akx::op_and) X(AKX_OP_OR, ::akx::op_or)   \
-  X(AKX_OP_XOR, ::akx::op_xor)
+// The op dispatch list, AKX_OP_LIST (X(enum, functor, name)): include/akx/op_list.h.
 
 // ---- maps: source element -> accumulator ----------------------------------------------------
 struct map_identity {

@@ -43,7 +43,7 @@ akx_status with_op(const AKX_REDUCE_PLAN &p, void *stream) {
 template <class Acc>
 akx_status with_acc(const AKX_REDUCE_PLAN &p, void *stream) {
   switch (p.op) {
-#define AKX_X_(E, O) case E: return with_op<Acc, O>(p, stream);
+#define AKX_X_(E, O, N) case E: return with_op<Acc, O>(p, stream);
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
   }

@@ -37,7 +37,7 @@ akx_status scan_with_op(const akx__scan_plan &p, void *stream) {
 template <class Acc>
 akx_status scan_with_acc(const akx__scan_plan &p, void *stream) {
   switch (p.op) {
-#define AKX_X_(E, O) case E: return scan_with_op<Acc, O>(p, stream);
+#define AKX_X_(E, O, N) case E: return scan_with_op<Acc, O>(p, stream);
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
   }
