@@ -32,8 +32,14 @@
 #ifndef AKX_H
 #define AKX_H
 
+/* NVRTC, which compiles the kernel headers at run time, has no C library: there the kernels'
+ * standard-library shim defines size_t and the fixed-width types (include/akx/std.cuh). */
+#if defined(__CUDACC_RTC__)
+#include "akx/std.cuh"
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,6 +137,10 @@ typedef struct {
 
 typedef struct akx_context akx_context;
 
+/* The functions are the library's host code. NVRTC compiles device code alone and refuses a
+ * host function's declaration, so a run-time compile of the kernel headers sees the types and
+ * constants above (and akx_context_info_t) only. */
+#if !defined(__CUDACC_RTC__)
 /* ---- version ------------------------------------------------------------------------- */
 
 /* The version of the library that is running, "MAJOR.MINOR.PATCH" (a static string), which
@@ -188,6 +198,7 @@ akx_status akx_context_set_workspace(akx_context *ctx, void *ptr, size_t bytes);
 /* Waits for the context's stream. Refused (AKX_ERROR_UNSUPPORTED) while it captures a graph. */
 akx_status akx_synchronize(akx_context *ctx);
 akx_backend akx_context_backend(const akx_context *ctx);
+#endif /* !__CUDACC_RTC__ */
 
 typedef struct {
   akx_backend backend;        /* CUDA or SIM, never AUTO */
@@ -201,6 +212,7 @@ typedef struct {
   int64_t workspace_bytes;    /* size of the workspace now held (cached or caller-owned) */
   int64_t workspace_allocations; /* how many times the context allocated its cached workspace */
 } akx_context_info_t;
+#if !defined(__CUDACC_RTC__)
 akx_status akx_context_info(const akx_context *ctx, akx_context_info_t *info);
 
 /* ---- memory (device memory of the context's backend; host memory on the sim) --------- */
@@ -304,6 +316,7 @@ akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
  * AKX_ERROR_UNSUPPORTED while the stream captures a graph. */
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count);
+#endif /* !__CUDACC_RTC__ */
 
 #ifdef __cplusplus
 }

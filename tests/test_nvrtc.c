@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "akx.h"
+#include "elf_strtab.h"
 #include "jit/compile_log.h"
 #include "jit/nvrtc.h"
 
@@ -77,22 +78,6 @@ static void require_nvrtc(void) {
   cr_assert_eq(s, AKX_SUCCESS, "NVRTC must load in a CUDA build: %s", akx_last_error());
 }
 
-/* The NUL-terminated string `want` is one of the strings of some SHT_STRTAB section. */
-static int elf_strtab_has(const unsigned char *image, size_t size, const char *want) {
-  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
-  if (size < sizeof *eh || eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr)) return 0;
-  if (eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size) return 0;
-  const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
-  size_t want_len = strlen(want) + 1;
-  for (int i = 0; i < eh->e_shnum; i++) {
-    if (sh[i].sh_type != SHT_STRTAB || sh[i].sh_offset + sh[i].sh_size > size) continue;
-    const char *tab = (const char *)image + sh[i].sh_offset;
-    for (size_t at = 0; at + want_len <= sh[i].sh_size; at += strlen(tab + at) + 1)
-      if (memcmp(tab + at, want, want_len) == 0) return 1;
-  }
-  return 0;
-}
-
 Test(nvrtc, loads_and_reports_its_version) {
   require_nvrtc();
   int major = 0, minor = -1;
@@ -123,7 +108,7 @@ Test(nvrtc, cubin_for_sm_90) {
   cr_assert(memcmp(img, "\x7f" "ELF", 4) == 0, "not an ELF image");
   cr_assert_eq(img[EI_CLASS], ELFCLASS64);
   cr_assert_eq(((const Elf64_Ehdr *)img)->e_machine, EM_CUDA);  /* 190 */
-  cr_assert(elf_strtab_has(img, res.size, lowered), "'%s' is in no string table", lowered);
+  cr_assert(akx_test_elf_strtab_has(img, res.size, lowered), "'%s' is in no string table", lowered);
   akx__nvrtc_result_free(&res);
   cr_assert_null(res.image);
   akx__nvrtc_result_free(&res);  /* a zeroed result: nothing happens */

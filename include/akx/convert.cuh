@@ -8,7 +8,7 @@ namespace akx {
 
 template <class T>
 AKX_HD T bitcast_(const void *p) {
-  if constexpr (std::is_same<T, bool>::value) {  // a caller's bool is any byte: nonzero true
+  if constexpr (is_same<T, bool>::value) {  // a caller's bool is any byte: nonzero true
     unsigned char b;
     memcpy(&b, p, 1);
     return b != 0;
@@ -53,7 +53,7 @@ AKX_HD uint16_t round_to_small_float(double d) {
 template <int MANT, int BIAS, class I>
 AKX_HD uint16_t round_int_to_small_float(I x) {
   bool negative = false;
-  if constexpr (std::is_signed<I>::value) negative = x < 0;
+  if constexpr (is_signed<I>::value) negative = x < 0;
   uint64_t m = negative ? 0 - (uint64_t)x : (uint64_t)x;
   const uint16_t sign = negative ? 0x8000 : 0;
   if (m == 0) return 0;
@@ -111,8 +111,8 @@ AKX_HD float widen(bf16 x) { return bf16_to_float(x); }
 
 template <class T> constexpr bool is_cplx_v = false;
 template <class R> constexpr bool is_cplx_v<cplx<R>> = true;
-template <class T> constexpr bool is_small_float_v = std::is_same<T, f16>::value || std::is_same<T, bf16>::value;
-template <class T> constexpr bool is_real_float_v = std::is_floating_point<T>::value || is_small_float_v<T>;
+template <class T> constexpr bool is_small_float_v = is_same<T, f16>::value || is_same<T, bf16>::value;
+template <class T> constexpr bool is_real_float_v = is_floating_point<T>::value || is_small_float_v<T>;
 
 template <class T>
 AKX_HD bool is_nonzero(T x) {
@@ -124,25 +124,25 @@ AKX_HD bool is_nonzero(T x) {
 // A real value (already widened: bool, an integer, float or double) to a real type.
 template <class To, class From>
 AKX_HD To real_to(From x) {
-  if constexpr (std::is_same<To, bool>::value) {
+  if constexpr (is_same<To, bool>::value) {
     return x != 0;
-  } else if constexpr (std::is_same<To, f16>::value && std::is_integral<From>::value) {
+  } else if constexpr (is_same<To, f16>::value && is_integral<From>::value) {
     return f16{round_int_to_small_float<10, 15>(x)};
-  } else if constexpr (std::is_same<To, bf16>::value && std::is_integral<From>::value) {
+  } else if constexpr (is_same<To, bf16>::value && is_integral<From>::value) {
     return bf16{round_int_to_small_float<7, 127>(x)};
-  } else if constexpr (std::is_same<To, f16>::value) {
+  } else if constexpr (is_same<To, f16>::value) {
     return double_to_f16((double)x);
-  } else if constexpr (std::is_same<To, bf16>::value) {
+  } else if constexpr (is_same<To, bf16>::value) {
     return double_to_bf16((double)x);
-  } else if constexpr (std::is_integral<To>::value && std::is_floating_point<From>::value) {
+  } else if constexpr (is_integral<To>::value && is_floating_point<From>::value) {
     // Truncate toward zero, saturating, NaN -> 0 (as CUDA's cvt.rzi.sat).
     if (x != x) return 0;
-    if (x <= (From)std::numeric_limits<To>::lowest()) return std::numeric_limits<To>::lowest();
-    if (x >= (From)std::numeric_limits<To>::max()) return std::numeric_limits<To>::max();
+    if (x <= (From)numeric_limits<To>::lowest()) return numeric_limits<To>::lowest();
+    if (x >= (From)numeric_limits<To>::max()) return numeric_limits<To>::max();
     return (To)x;
-  } else if constexpr (std::is_integral<To>::value && std::is_integral<From>::value) {
+  } else if constexpr (is_integral<To>::value && is_integral<From>::value) {
     // Two's complement truncation: go through the unsigned type of the target.
-    return (To)(typename std::make_unsigned<To>::type)(x);
+    return (To)(typename make_unsigned<To>::type)(x);
   } else {
     return (To)x;
   }
@@ -152,9 +152,9 @@ AKX_HD To real_to(From x) {
 // real -> complex has a zero imaginary part, anything -> bool is x != 0.
 template <class To, class From>
 AKX_HD To cvt(From x) {
-  if constexpr (std::is_same<To, From>::value) {
+  if constexpr (is_same<To, From>::value) {
     return x;
-  } else if constexpr (std::is_same<To, bool>::value) {
+  } else if constexpr (is_same<To, bool>::value) {
     return is_nonzero(x);
   } else if constexpr (is_cplx_v<To>) {
     using R = typename real_of<To>::type;

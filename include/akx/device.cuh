@@ -33,12 +33,17 @@
 //  - status words that say "not ready" live in a workspace the call itself resets: the cached
 //    workspace holds the last call's flags (the sim fills new memory with poison).
 #pragma once
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-#include <limits>
-#include <type_traits>
+#include "akx/std.cuh"
 #include "akx.h"
+
+// A constexpr function that kernels call (the dtype rules, kernel_info_of). nvcc calls a plain
+// constexpr function from device code (--expt-relaxed-constexpr, CMakeLists.txt); NVRTC
+// refuses any function not marked __device__, a constexpr one too.
+#if defined(__CUDACC_RTC__)
+#define AKX_CONSTEXPR __host__ __device__ constexpr
+#else
+#define AKX_CONSTEXPR constexpr
+#endif
 
 namespace akx {
 // A vector of N elements of T, N * sizeof(T) in {2, 4, 8, 16}: the unit of a vector load.
@@ -74,13 +79,17 @@ struct kernel_info {
   // took at its last launch.
   int static_smem = -1;
 };
-constexpr kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
-constexpr kernel_info kernel_info_of(const kernel_info &k) { return k; }
+AKX_CONSTEXPR kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
+AKX_CONSTEXPR kernel_info kernel_info_of(const kernel_info &k) { return k; }
 }  // namespace akx
 
 #if defined(__CUDACC__)
 // ------------------------------------------------------------------------------ CUDA ---
+// (NVRTC too: it defines __CUDACC__ and __CUDACC_RTC__, and has the CUDA built-ins without
+// <cuda_runtime.h>.)
+#if !defined(__CUDACC_RTC__)
 #include <cuda_runtime.h>
+#endif
 #define AKX_DEVICE __device__ __forceinline__
 #define AKX_HD __host__ __device__ __forceinline__
 // A helper kept out of line: one copy per translation unit serves every kernel that calls it
@@ -118,7 +127,7 @@ struct smem {
 // loads read the byte, so that 2 & 1 is true.
 template <class T>
 AKX_DEVICE T gld(const T *p) {
-  if constexpr (std::is_same<T, bool>::value) return *reinterpret_cast<const unsigned char *>(p) != 0;
+  if constexpr (is_same<T, bool>::value) return *reinterpret_cast<const unsigned char *>(p) != 0;
   else return *p;
 }
 template <class T>
@@ -126,7 +135,7 @@ AKX_DEVICE void gst(T *p, const T &v) { *p = v; }
 // p must be aligned to sizeof(vec<T, N>); the load is one 2/4/8/16-byte instruction.
 template <class T, int N>
 AKX_DEVICE vec<T, N> gld_vec(const T *p) {
-  if constexpr (std::is_same<T, bool>::value) {
+  if constexpr (is_same<T, bool>::value) {
     const vec<unsigned char, N> b = *reinterpret_cast<const vec<unsigned char, N> *>(p);
     vec<bool, N> v;
 #pragma unroll
@@ -176,14 +185,14 @@ AKX_DEVICE void st_release(T *p, const T &v) {
 template <class T>
 struct volatile_word {
   static constexpr size_t g = (sizeof(T) | alignof(T)) & (~(sizeof(T) | alignof(T)) + 1);
-  using type = typename std::conditional<
+  using type = typename conditional<
       g >= 8, uint64_t,
-      typename std::conditional<g == 4, uint32_t,
-                                typename std::conditional<g == 2, uint16_t, uint8_t>::type>::type>::type;
+      typename conditional<g == 4, uint32_t,
+                           typename conditional<g == 2, uint16_t, uint8_t>::type>::type>::type;
 };
 template <class T>
 AKX_DEVICE T ld_volatile(const T *p) {
-  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value,
+  static_assert(sizeof(T) <= 16 && is_trivially_copyable<T>::value,
                 "ld_volatile of at most 16 bytes");
   using W = typename volatile_word<T>::type;
   constexpr int n = int(sizeof(T) / sizeof(W));
@@ -197,7 +206,7 @@ AKX_DEVICE T ld_volatile(const T *p) {
 }
 template <class T>
 AKX_DEVICE void st_volatile(T *p, const T &v) {
-  static_assert(sizeof(T) <= 16 && std::is_trivially_copyable<T>::value,
+  static_assert(sizeof(T) <= 16 && is_trivially_copyable<T>::value,
                 "st_volatile of at most 16 bytes");
   using W = typename volatile_word<T>::type;
   constexpr int n = int(sizeof(T) / sizeof(W));
@@ -217,6 +226,9 @@ AKX_DEVICE void st_volatile(T *p, const T &v) {
   extern __shared__ __align__(16) unsigned char akx_dynamic_smem_[];       \
   const ::akx::smem<T> name { reinterpret_cast<T *>(akx_dynamic_smem_) }
 
+// Launches are host code: NVRTC compiles kernels alone, and a run-time module's kernels are
+// launched through the driver API.
+#if !defined(__CUDACC_RTC__)
 // src/cuda/backend_cuda.cu. After a launch: the launch error, if any, as akx_last_error().
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name);
 // Before a launch, what the sim's run_kernel checks of the kernel's declaration: a block above
@@ -260,6 +272,7 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 #define AKX_LAUNCH(info, k, grid, block, smem_bytes, stream, ...)                             \
   ::akx::make_cuda_launch(::akx::kernel_info_of(info), (k), dim3(grid), dim3(block),          \
                           (size_t)(smem_bytes), (cudaStream_t)(stream))(__VA_ARGS__)
+#endif  // !__CUDACC_RTC__
 
 #else
 // ------------------------------------------------------------------------------- sim ---
@@ -281,7 +294,9 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 // so poll_bound counts nothing there, and cannot give up before that report.
 #if defined(__CUDACC__) && !defined(NDEBUG)
 #define AKX_BOUNDED_POLLS 1
+#if !defined(__CUDACC_RTC__)  // NVRTC has printf built in
 #include <stdio.h>
+#endif
 #else
 #define AKX_BOUNDED_POLLS 0
 #endif

@@ -9,8 +9,6 @@
 // (inline on every GPU) is exact; above it, a shift-and-subtract loop of at most 64 steps,
 // still inline. One helper for every kernel's offsets and chunking, the sim's included.
 #pragma once
-#include <stdint.h>
-
 #include "akx/device.cuh"
 
 namespace akx {

@@ -28,23 +28,23 @@ template <akx_dtype D> using dtype_t = typename type_of_dtype<D>::type;
 template <class T> constexpr akx_dtype dtype_v = dtype_of_type<T>::value;
 
 // ---- kinds ---------------------------------------------------------------------------------
-constexpr bool is_bool(akx_dtype t) { return t == AKX_BOOL; }
-constexpr bool is_signed_int(akx_dtype t) {
+AKX_CONSTEXPR bool is_bool(akx_dtype t) { return t == AKX_BOOL; }
+AKX_CONSTEXPR bool is_signed_int(akx_dtype t) {
   return t == AKX_INT8 || t == AKX_INT16 || t == AKX_INT32 || t == AKX_INT64;
 }
-constexpr bool is_unsigned_int(akx_dtype t) {
+AKX_CONSTEXPR bool is_unsigned_int(akx_dtype t) {
   return t == AKX_UINT8 || t == AKX_UINT16 || t == AKX_UINT32 || t == AKX_UINT64;
 }
-constexpr bool is_int(akx_dtype t) { return is_signed_int(t) || is_unsigned_int(t); }
-constexpr bool is_float(akx_dtype t) {
+AKX_CONSTEXPR bool is_int(akx_dtype t) { return is_signed_int(t) || is_unsigned_int(t); }
+AKX_CONSTEXPR bool is_float(akx_dtype t) {
   return t == AKX_FLOAT16 || t == AKX_BFLOAT16 || t == AKX_FLOAT32 || t == AKX_FLOAT64;
 }
-constexpr bool is_complex(akx_dtype t) { return t == AKX_COMPLEX64 || t == AKX_COMPLEX128; }
-constexpr bool is_valid_dtype(int t) { return t >= AKX_BOOL && t <= AKX_COMPLEX128; }
+AKX_CONSTEXPR bool is_complex(akx_dtype t) { return t == AKX_COMPLEX64 || t == AKX_COMPLEX128; }
+AKX_CONSTEXPR bool is_valid_dtype(int t) { return t >= AKX_BOOL && t <= AKX_COMPLEX128; }
 
 // ---- the rules (documented in include/akx.h) -----------------------------------------------
 // The type a map produces from a source element, before any widening.
-constexpr akx_dtype map_result(akx_dtype src, akx_map m) {
+AKX_CONSTEXPR akx_dtype map_result(akx_dtype src, akx_map m) {
   if (m == AKX_MAP_NONZERO) return AKX_BOOL;
   if ((m == AKX_MAP_ABS || m == AKX_MAP_SQUARE) && is_complex(src))
     return src == AKX_COMPLEX64 ? AKX_FLOAT32 : AKX_FLOAT64;
@@ -52,7 +52,7 @@ constexpr akx_dtype map_result(akx_dtype src, akx_map m) {
 }
 // AUTO accumulator: 16-bit floats widen to float32 (their sums leave float16's range fast);
 // bool and narrow integers widen to 64 bits for ADD and MUL (as Julia's sum and prod do).
-constexpr akx_dtype auto_acc(akx_dtype r, akx_op op) {
+AKX_CONSTEXPR akx_dtype auto_acc(akx_dtype r, akx_op op) {
   if (r == AKX_FLOAT16 || r == AKX_BFLOAT16) return AKX_FLOAT32;
   if (op == AKX_OP_ADD || op == AKX_OP_MUL) {
     if (r == AKX_BOOL || r == AKX_INT8 || r == AKX_INT16 || r == AKX_INT32) return AKX_INT64;
@@ -62,7 +62,7 @@ constexpr akx_dtype auto_acc(akx_dtype r, akx_op op) {
 }
 // An explicit accumulator: the AUTO one, R itself, or a wide type of R's kind. The list is
 // short on purpose: every (source, map, accumulator, op) allowed here is a compiled kernel.
-constexpr bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
+AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
   if (acc == r || acc == auto_acc(r, op)) return true;
   if (is_bool(r) || is_signed_int(r)) return acc == AKX_INT64 || acc == AKX_FLOAT64;
   if (is_unsigned_int(r)) return acc == AKX_UINT64 || acc == AKX_FLOAT64;
@@ -72,7 +72,7 @@ constexpr bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
 }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
 // complex), ADD/MUL a number (a bool accumulator would silently saturate).
-constexpr bool op_allowed(akx_dtype acc, akx_op op) {
+AKX_CONSTEXPR bool op_allowed(akx_dtype acc, akx_op op) {
   switch (op) {
     case AKX_OP_ADD: case AKX_OP_MUL: return !is_bool(acc);
     case AKX_OP_MIN: case AKX_OP_MAX: return !is_complex(acc);
@@ -80,19 +80,19 @@ constexpr bool op_allowed(akx_dtype acc, akx_op op) {
   }
   return false;
 }
-constexpr bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
+AKX_CONSTEXPR bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
 // Whether some map makes (src, map, acc, op) supported: reduction kernels are compiled per
 // (source, accumulator, op) and take the map as an argument.
-constexpr bool reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
+AKX_CONSTEXPR bool reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
   for (int m = 0; m < AKX_MAP_COUNT; ++m)
     if (reduce_supported(src, (akx_map)m, acc, op)) return true;
   return false;
 }
 // Scans compile fewer accumulators than reductions (each is four kernels, stored to two dst
 // dtypes): the AUTO one, or the source's own.
-constexpr bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
+AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return (acc == auto_acc(src, op) || acc == src) && op_allowed(acc, op);
 }
 

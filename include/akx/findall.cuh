@@ -30,7 +30,7 @@ struct findall_policy {
   template <class X>
   AKX_DEVICE static bool nonzero(const X &x) {
     if constexpr (is_cplx_v<X>) return widen(x.re) != 0 || widen(x.im) != 0;
-    else if constexpr (std::is_same<X, bool>::value) return x;
+    else if constexpr (is_same<X, bool>::value) return x;
     else return widen(x) != 0;
   }
   AKX_DEVICE Acc emit(const Acc &before, const Acc &, const Acc &x, bool) const {
@@ -47,6 +47,7 @@ struct findall_policy {
   }
 };
 
+#if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
 template <class Src>
 akx_status findall_launch(const akx__findall_plan &p, void *stream) {
   if (p.n == 0) return AKX_SUCCESS;
@@ -68,5 +69,6 @@ akx_status findall_launch(const akx__findall_plan &p, void *stream) {
                     dim3((unsigned)p.block_size), smem, stream, pol, p.status, p.tiles,
                     p.items_per_thread, layout);
 }
+#endif
 
 }  // namespace akx

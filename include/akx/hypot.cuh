@@ -19,7 +19,6 @@
 //      checks 1 ulp against long double, and the same bits as an independent transcription);
 //   5. scale back (exact unless the result is subnormal or overflows: then rounded once more).
 #pragma once
-#include <math.h>
 #include "akx/device.cuh"
 
 namespace akx {
@@ -54,12 +53,12 @@ AKX_HD R square_error(R a, R sq) {
 
 template <class R>
 AKX_HD R hypot_of(R x, R y) {
-  static_assert(std::is_same<R, float>::value || std::is_same<R, double>::value,
+  static_assert(is_same<R, float>::value || is_same<R, double>::value,
                 "hypot_of<float> or hypot_of<double>");
   using K = hypot_constants<R>;
-  constexpr R inf = std::numeric_limits<R>::infinity();
+  constexpr R inf = numeric_limits<R>::infinity();
   // 1. order, special values
-  if constexpr (std::is_same<R, float>::value) {
+  if constexpr (is_same<R, float>::value) {
     x = fabsf(x);
     y = fabsf(y);
   } else {
@@ -90,7 +89,7 @@ AKX_HD R hypot_of(R x, R y) {
   const R t = xx + yy;
   const R t_error = yy - (t - xx);  // xx + yy - t (Fast2Sum: xx >= yy)
   R h;
-  if constexpr (std::is_same<R, float>::value) h = sqrtf(t);
+  if constexpr (is_same<R, float>::value) h = sqrtf(t);
   else h = sqrt(t);
   // 4. one correction step
   const R hh = h * h;

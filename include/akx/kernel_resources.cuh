@@ -19,7 +19,7 @@ struct dtype_key {
   static constexpr int value = -1;
 };
 template <class T>
-struct dtype_key<T, std::void_t<decltype(dtype_of_type<T>::value)>> {
+struct dtype_key<T, void_t<decltype(dtype_of_type<T>::value)>> {
   static constexpr int value = (int)dtype_of_type<T>::value;
 };
 template <class Op, class = void>
@@ -27,7 +27,7 @@ struct op_key {
   static constexpr int value = -1;
 };
 template <class Op>
-struct op_key<Op, std::void_t<decltype(Op::id)>> {
+struct op_key<Op, void_t<decltype(Op::id)>> {
   static constexpr int value = (int)Op::id;
 };
 

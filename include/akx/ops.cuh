@@ -2,39 +2,39 @@
 //   static Acc apply(Acc, Acc)   and   static Acc identity<Acc>()   (its neutral element);
 // a map is a functor type with   static Acc apply<Acc>(Src)   (source element -> accumulator).
 #pragma once
-#include <math.h>
 #include "akx/convert.cuh"
 #include "akx/hypot.cuh"
+#include "akx/op_list.h"
 
 namespace akx {
 
 // ---- arithmetic that wraps on integers and rounds 16-bit floats once per operation --------
 template <class T>
 AKX_HD T wrap_add(T a, T b) {
-  using U = typename std::make_unsigned<T>::type;
+  using U = typename make_unsigned<T>::type;
   return (T)(U)((U)a + (U)b);
 }
 template <class T>
 AKX_HD T wrap_mul(T a, T b) {
-  using U = typename std::make_unsigned<T>::type;
+  using U = typename make_unsigned<T>::type;
   // Multiply in at least 32-bit unsigned: uint16 * uint16 would promote to signed int and overflow.
-  using W = typename std::conditional<(sizeof(U) < 4), uint32_t, U>::type;
+  using W = typename conditional<(sizeof(U) < 4), uint32_t, U>::type;
   return (T)(U)((W)(U)a * (W)(U)b);
 }
 
 template <class T>
 AKX_HD T lowest_of() {
-  if constexpr (std::is_same<T, f16>::value) return f16{0xfc00};
-  else if constexpr (std::is_same<T, bf16>::value) return bf16{0xff80};
-  else if constexpr (std::is_floating_point<T>::value) return -std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::lowest();
+  if constexpr (is_same<T, f16>::value) return f16{0xfc00};
+  else if constexpr (is_same<T, bf16>::value) return bf16{0xff80};
+  else if constexpr (is_floating_point<T>::value) return -numeric_limits<T>::infinity();
+  else return numeric_limits<T>::lowest();
 }
 template <class T>
 AKX_HD T highest_of() {
-  if constexpr (std::is_same<T, f16>::value) return f16{0x7c00};
-  else if constexpr (std::is_same<T, bf16>::value) return bf16{0x7f80};
-  else if constexpr (std::is_floating_point<T>::value) return std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::max();
+  if constexpr (is_same<T, f16>::value) return f16{0x7c00};
+  else if constexpr (is_same<T, bf16>::value) return bf16{0x7f80};
+  else if constexpr (is_floating_point<T>::value) return numeric_limits<T>::infinity();
+  else return numeric_limits<T>::max();
 }
 template <class T>
 AKX_HD bool is_nan(T x) {
@@ -50,25 +50,25 @@ AKX_HD bool is_nan(T x) {
 struct op_add {
   static constexpr akx_op id = AKX_OP_ADD;
   template <class T> AKX_HD static T identity() {
-    if constexpr (std::is_same<T, f16>::value || std::is_same<T, bf16>::value) return T{0x8000};
+    if constexpr (is_same<T, f16>::value || is_same<T, bf16>::value) return T{0x8000};
     else if constexpr (is_cplx_v<T>) return T{-0.0, -0.0};
-    else if constexpr (std::is_floating_point<T>::value) return T(-0.0);
+    else if constexpr (is_floating_point<T>::value) return T(-0.0);
     else return cvt<T>(0);
   }
   template <class T> AKX_HD static T apply(T a, T b) {
-    if constexpr (std::is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
+    if constexpr (is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
     else if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) + widen(b));
-    else if constexpr (std::is_integral<T>::value) return wrap_add(a, b);
+    else if constexpr (is_integral<T>::value) return wrap_add(a, b);
     else return a + b;
   }
 };
 // The result of combining no element, with no init and no previous value: the op's identity,
 // but +0.0 for a float or complex ADD (numpy's and Julia's empty sum).
 template <class Op, class = void>
-struct is_add_op : std::false_type {};
+struct is_add_op : false_type {};
 template <class Op>
-struct is_add_op<Op, std::void_t<decltype(Op::id)>> : std::bool_constant<Op::id == AKX_OP_ADD> {};
+struct is_add_op<Op, void_t<decltype(Op::id)>> : bool_constant<Op::id == AKX_OP_ADD> {};
 template <class Op, class T>
 AKX_HD T empty_value() {
   if constexpr (is_add_op<Op>::value) return cvt<T>(0);
@@ -79,10 +79,10 @@ struct op_mul {
   static constexpr akx_op id = AKX_OP_MUL;
   template <class T> AKX_HD static T identity() { return cvt<T>(1); }
   template <class T> AKX_HD static T apply(T a, T b) {
-    if constexpr (std::is_same<T, bool>::value) return a && b;  // SQUARE of a bool
+    if constexpr (is_same<T, bool>::value) return a && b;  // SQUARE of a bool
     else if constexpr (is_cplx_v<T>) return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) * widen(b));
-    else if constexpr (std::is_integral<T>::value) return wrap_mul(a, b);
+    else if constexpr (is_integral<T>::value) return wrap_mul(a, b);
     else return a * b;
   }
 };
@@ -109,7 +109,7 @@ struct op_max {
 struct op_and {
   static constexpr akx_op id = AKX_OP_AND;
   template <class T> AKX_HD static T identity() {
-    if constexpr (std::is_same<T, bool>::value) return true;
+    if constexpr (is_same<T, bool>::value) return true;
     else return (T)~(T)0;
   }
   template <class T> AKX_HD static T apply(T a, T b) { return (T)(a & b); }
@@ -125,11 +125,7 @@ struct op_xor {
   template <class T> AKX_HD static T apply(T a, T b) { return (T)(a ^ b); }
 };
 
-// X(enum, functor): the op dispatch list.
-#define AKX_OP_LIST(X) \
-  X(AKX_OP_ADD, ::akx::op_add) X(AKX_OP_MUL, ::akx::op_mul) X(AKX_OP_MIN, ::akx::op_min) \
-  X(AKX_OP_MAX, ::akx::op_max) X(AKX_OP_AND, ::akx::op_and) X(AKX_OP_OR, ::akx::op_or)   \
-  X(AKX_OP_XOR, ::akx::op_xor)
+// The op dispatch list, AKX_OP_LIST (X(enum, functor, name)): include/akx/op_list.h.
 
 // ---- maps: source element -> accumulator ----------------------------------------------------
 struct map_identity {
@@ -148,8 +144,8 @@ struct map_abs {
     } else {
       const Acc v = cvt<Acc>(x);
       if constexpr (is_small_float_v<Acc>) return Acc{(uint16_t)(v.bits & 0x7fff)};
-      else if constexpr (std::is_floating_point<Acc>::value) return (Acc)fabs((double)v);
-      else if constexpr (std::is_signed<Acc>::value) return v < 0 ? (Acc)wrap_mul(v, (Acc)-1) : v;
+      else if constexpr (is_floating_point<Acc>::value) return (Acc)fabs((double)v);
+      else if constexpr (is_signed<Acc>::value) return v < 0 ? (Acc)wrap_mul(v, (Acc)-1) : v;
       else return v;
     }
   }
@@ -196,21 +192,38 @@ AKX_DEVICE void visit_map(int32_t map, F &&f) {
 #undef AKX_X_
   }
 }
+// The visitors below are structs with a templated call, not generic lambdas: NVRTC (13.0)
+// takes the call operator of a generic lambda in device code for a host function and refuses
+// it. Each holds what the lambda captured by reference.
 // acc combined with the mapped elements of one vector, in order: one branch on the map per
 // vector, not per element (a 16-byte vector of int8 is 16 elements).
 template <class Acc, class Op, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
-  visit_map<Src, Acc, Op>(map, [&](auto m) {
+struct combine_vec_visitor {
+  Acc &acc;
+  const vec<Src, V> &x;
+  template <class M>
+  AKX_DEVICE void operator()(M) const {
 #pragma unroll
-    for (int j = 0; j < V; ++j) acc = Op::apply(acc, decltype(m)::template apply<Acc>(x.v[j]));
-  });
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, M::template apply<Acc>(x.v[j]));
+  }
+};
+template <class Acc, class Op, class Src, int V>
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
+  visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x});
   return acc;
 }
 // The mapped value of one source element (the op's identity for a refused map: unreachable).
 template <class Src, class Acc, class Op>
+struct map_value_visitor {
+  Acc &r;
+  const Src &x;
+  template <class M>
+  AKX_DEVICE void operator()(M) const { r = M::template apply<Acc>(x); }
+};
+template <class Src, class Acc, class Op>
 AKX_DEVICE Acc map_value(int32_t map, Src x) {
   Acc r = Op::template identity<Acc>();
-  visit_map<Src, Acc, Op>(map, [&](auto m) { r = decltype(m)::template apply<Acc>(x); });
+  visit_map<Src, Acc, Op>(map, map_value_visitor<Src, Acc, Op>{r, x});
   return r;
 }
 

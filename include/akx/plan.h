@@ -2,8 +2,7 @@
  * akx_context: src/ flattens what a launch needs into these. Shared by C and C++. */
 #ifndef AKX_PLAN_H
 #define AKX_PLAN_H
-#include <stdint.h>
-#include "akx.h"
+#include "akx.h" /* int32_t, int64_t */
 #ifdef __cplusplus
 #define AKX_ALIGNAS(n) alignas(n)
 extern "C" {

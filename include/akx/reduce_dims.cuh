@@ -209,6 +209,7 @@ void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
+#if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
 template <class Src, class Acc, class Op>
 akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
   const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits), block((unsigned)p.block_size);
@@ -235,5 +236,6 @@ akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
                     (reduce_dims_finish_kernel<Acc, Op>),
                     dim3((unsigned)fb), block, 0, stream, p);
 }
+#endif
 
 }  // namespace akx

@@ -8,6 +8,9 @@
 // Instances are per (accumulator, op): the map is the kernels' argument (include/akx/ops.cuh,
 // visit_map), and only pairs that some map makes valid (akx::reduce_supported_any_map) are
 // compiled.
+// Host code (the entries and their launches): nothing under NVRTC, which compiles kernels alone
+// (a run-time module instantiates them itself: src/jit/instance.h).
+#if !defined(__CUDACC_RTC__)
 #include "akx/fail.h"
 
 #if defined(__CUDACC__)
@@ -40,7 +43,7 @@ akx_status with_op(const AKX_REDUCE_PLAN &p, void *stream) {
 template <class Acc>
 akx_status with_acc(const AKX_REDUCE_PLAN &p, void *stream) {
   switch (p.op) {
-#define AKX_X_(E, O) case E: return with_op<Acc, O>(p, stream);
+#define AKX_X_(E, O, N) case E: return with_op<Acc, O>(p, stream);
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
   }
@@ -57,3 +60,4 @@ AKX_MODULE_EXPORT akx_status AKX_REDUCE_ENTRY_2_(AKX_REDUCE_FAMILY, AKX_SRC_NAME
   }
   return no_instance(*p);
 }
+#endif  // !__CUDACC_RTC__

@@ -119,6 +119,7 @@ void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) 
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
+#if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
 template <class Src, class Acc, class Op>
 akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   constexpr int V = 16 / (int)sizeof(Src);
@@ -157,5 +158,6 @@ akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
   return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block, 0, stream,
                     (const Acc *)partials, p.blocks, p.finish);
 }
+#endif
 
 }  // namespace akx

@@ -1,7 +1,9 @@
 // The scan family's launcher: the shape the host chose (src/scan/scan.c), its kernels.
 #pragma once
 #include "akx/scan_columns.cuh"
+#if !defined(__CUDACC_RTC__)
 #include "akx/fail.h"
+#endif
 
 namespace akx {
 
@@ -11,6 +13,7 @@ void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout
   scan_tile_body(p, status, tiles, ipt, layout);
 }
 
+#if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
 template <class T>
 akx_status scan_launch_init(void *status, int64_t tiles, void *stream) {
   const lookback_status<T> st = lookback_status<T>::at(status, tiles);
@@ -84,5 +87,6 @@ akx_status scan_launch(const akx__scan_plan &p, void *stream) {
   }
   return akx__fail(AKX_ERROR_INTERNAL, "scan shape %d is not a shape", (int)p.shape);
 }
+#endif
 
 }  // namespace akx

@@ -5,6 +5,9 @@
 #include "akx/findall.cuh"
 #include "akx/scan.cuh"
 
+// Host code (the entries and their launches): nothing under NVRTC, which compiles kernels alone
+// (a run-time module instantiates them itself: src/jit/instance.h).
+#if !defined(__CUDACC_RTC__)
 #if defined(__CUDACC__)
 #define AKX_SCAN_ENTRY_2_(kind, name) akx__cuda_##kind##_##name
 #else
@@ -26,7 +29,7 @@ template <class Acc, class Op>
 akx_status scan_with_op(const akx__scan_plan &p, void *stream) {
   if constexpr (akx::scan_supported(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id)) {
     if (p.dst_dtype == (int32_t)akx::dtype_v<Acc>) return akx::scan_launch<Src, Acc, Acc, Op>(p, stream);
-    if constexpr (!std::is_same<Src, Acc>::value)
+    if constexpr (!akx::is_same<Src, Acc>::value)
       if (p.dst_dtype == (int32_t)akx::dtype_v<Src>) return akx::scan_launch<Src, Src, Acc, Op>(p, stream);
   }
   return no_scan_instance(p);
@@ -34,7 +37,7 @@ akx_status scan_with_op(const akx__scan_plan &p, void *stream) {
 template <class Acc>
 akx_status scan_with_acc(const akx__scan_plan &p, void *stream) {
   switch (p.op) {
-#define AKX_X_(E, O) case E: return scan_with_op<Acc, O>(p, stream);
+#define AKX_X_(E, O, N) case E: return scan_with_op<Acc, O>(p, stream);
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
   }
@@ -54,3 +57,4 @@ AKX_MODULE_EXPORT akx_status AKX_SCAN_ENTRY_(scan, AKX_SRC_NAME)(const akx__scan
 AKX_MODULE_EXPORT akx_status AKX_SCAN_ENTRY_(findall, AKX_SRC_NAME)(const akx__findall_plan *p, void *stream) {
   return akx::findall_launch<Src>(*p, stream);
 }
+#endif  // !__CUDACC_RTC__

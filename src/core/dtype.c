@@ -1,6 +1,7 @@
-/* Sizes and names of dtypes, from the one dtype list. */
+/* Sizes and names of dtypes, from the one dtype list; names of ops and maps. */
 #include "akx.h"
 #include "akx/dtype_list.h"
+#include "akx/op_list.h"
 
 size_t akx_dtype_size(akx_dtype t) {
   switch (t) {
@@ -23,8 +24,12 @@ const char *akx_dtype_name(akx_dtype t) {
 }
 
 const char *akx__op_name(akx_op op) {
-  static const char *const names[] = {"ADD", "MUL", "MIN", "MAX", "AND", "OR", "XOR"};
-  return (unsigned)op < AKX_OP_COUNT ? names[op] : "invalid";
+  switch (op) {
+#define AKX_X_(E, F, N) case E: return #N;
+    AKX_OP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+  return "invalid";
 }
 
 const char *akx__map_name(akx_map m) {

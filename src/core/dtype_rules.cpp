@@ -37,4 +37,10 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return akx::scan_supported(src, acc, op);
 }
+
+int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
+  return akx::reduce_supported_any_map(src, acc, op);
+}
+
+int akx__op_allowed(akx_dtype acc, akx_op op) { return akx::op_allowed(acc, op); }
 }

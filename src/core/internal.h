@@ -62,6 +62,11 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
 /* 1 when a scan of src with this accumulator and op has compiled kernels. */
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
+/* 1 when some map makes (src, acc, op) a supported reduction: the reduction kernels are
+ * compiled per (source, accumulator, op) and take the map at run time. */
+int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op);
+/* 1 when op is defined on accumulators of dtype acc. */
+int akx__op_allowed(akx_dtype acc, akx_op op);
 /* op and acc as plain integers: the C++ side switches on them, and an out-of-range value in a
  * C++ enum is undefined (clang's UBSan, -fsanitize=enum), where C passes any int. */
 akx_status akx__finish_host(int32_t op, int32_t acc, const void *bare, const akx__finish *f);

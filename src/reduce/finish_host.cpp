@@ -19,7 +19,7 @@ void finish_host(const void *bare, const akx__finish *f) {
 template <class Acc>
 akx_status with_acc(int32_t op, const void *bare, const akx__finish *f) {
   switch (op) {
-#define AKX_X_(E, O)                                                                    \
+#define AKX_X_(E, O, N)                                                                 \
   case E:                                                                               \
     if constexpr (akx::op_allowed(akx::dtype_v<Acc>, E)) {                             \
       finish_host<Acc, O>(bare, f);                                                     \

@@ -1,0 +1,317 @@
+/* The translation unit of one kernel family for one combination (src/jit/instance.h).
+ *
+ * A family is its header and its kernels' template-ids, written with placeholders for the
+ * combination's C++ names: {S} the source type, {D} the dst type, {A} the accumulator type,
+ * {O} the op's functor. The names come from the lists every dispatch is generated from
+ * (include/akx/dtype_list.h, include/akx/op_list.h), never from a second list here.
+ *
+ * Each kernel is instantiated as
+ *   template AKX_GLOBAL decltype(akx::k<...>) akx::k<...>;
+ * an explicit instantiation whose declarator takes its function type from the template-id
+ * itself: the parameter lists stay written once, beside the kernels, and a kernel's new
+ * parameter needs nothing here. (The template-id must not start with "::": after decltype(...)
+ * it would continue a nested name.) nvcc, NVRTC and the host compiler take it alike. */
+#include "instance.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "akx/dtype_list.h"
+#include "akx/op_list.h"
+#include "internal.h"
+
+/* ---- the families -------------------------------------------------------------------------- */
+typedef struct {
+  const char *name;   /* akx__family_name */
+  const char *header; /* the #include, relative to include/ */
+  int n_kernels;
+  const char *const *kernels; /* template-ids with placeholders */
+} family_spec;
+
+/* include/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
+static const char *const reduce_whole_kernels[] = {
+    "akx::reduce_whole_contiguous<{S}, {A}, {O}>",
+    "akx::reduce_whole_strided<{S}, {A}, {O}>",
+    "akx::reduce_whole_partials<{A}, {O}>",
+};
+/* include/akx/reduce_dims.cuh: the rows and tile bodies, the second pass over the splits. */
+static const char *const reduce_dims_kernels[] = {
+    "akx::reduce_dims_rows_kernel<{S}, {A}, {O}>",
+    "akx::reduce_dims_tile_kernel<{S}, {A}, {O}>",
+    "akx::reduce_dims_finish_kernel<{A}, {O}>",
+};
+/* include/akx/scan.cuh: the look-back reset, the whole-array and slice tiles, the column scan
+ * and its carries (what akx::scan_launch launches). */
+static const char *const scan_kernels[] = {
+    "akx::scan_init<::akx::lookback_header>",
+    "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::plain_scan<{O}, {A}>>>",
+    "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>",
+    "akx::scan_columns<{S}, {D}, {O}, {A}>",
+    "akx::scan_columns_carry<{O}, {A}>",
+};
+/* include/akx/findall.cuh: the look-back reset and the findall tile (akx::findall_launch). */
+static const char *const findall_kernels[] = {
+    "akx::scan_init<::akx::lookback_header>",
+    "akx::scan_tile_kernel<::akx::findall_policy<{S}>>",
+};
+
+#define AKX_N_(a) ((int)(sizeof(a) / sizeof((a)[0])))
+static const family_spec families[AKX__FAMILY_COUNT] = {
+    [AKX__FAMILY_REDUCE_WHOLE] = {"reduce_whole", "akx/reduce_whole.cuh", AKX_N_(reduce_whole_kernels),
+                                  reduce_whole_kernels},
+    [AKX__FAMILY_REDUCE_DIMS] = {"reduce_dims", "akx/reduce_dims.cuh", AKX_N_(reduce_dims_kernels),
+                                 reduce_dims_kernels},
+    [AKX__FAMILY_SCAN] = {"scan", "akx/scan.cuh", AKX_N_(scan_kernels), scan_kernels},
+    [AKX__FAMILY_FINDALL] = {"findall", "akx/findall.cuh", AKX_N_(findall_kernels), findall_kernels},
+};
+#undef AKX_N_
+
+const char *akx__family_name(int family) {
+  return family >= 0 && family < AKX__FAMILY_COUNT ? families[family].name : "invalid";
+}
+
+/* ---- C++ names, from the one lists ------------------------------------------------------------ */
+/* "int8_t", "::akx::f16", ...: the type column of AKX_DTYPE_LIST as written. */
+static const char *dtype_cxx_name(akx_dtype t) {
+  switch (t) {
+#define AKX_X_(D, T, N, S) case D: return #T;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    case AKX_DTYPE_AUTO: break;
+  }
+  return NULL;
+}
+/* "::akx::op_add", ...: the functor column of AKX_OP_LIST. */
+static const char *op_cxx_name(akx_op op) {
+  switch (op) {
+#define AKX_X_(E, F, N) case E: return #F;
+    AKX_OP_LIST(AKX_X_)
+#undef AKX_X_
+  }
+  return NULL;
+}
+
+/* ---- text ------------------------------------------------------------------------------------- */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int failed; /* an allocation failed: everything after it is dropped */
+} text;
+
+static void put_n(text *t, const char *s, size_t n) {
+  if (t->failed) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 256;
+    while (t->len + n + 1 > cap) cap *= 2;
+    char *p = realloc(t->p, cap);
+    if (!p) {
+      t->failed = 1;
+      return;
+    }
+    t->p = p;
+    t->cap = cap;
+  }
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = '\0';
+}
+static void put(text *t, const char *s) { put_n(t, s, strlen(s)); }
+
+/* The combination's C++ names for the placeholders; NULL where the family has none. */
+typedef struct {
+  const char *src, *dst, *acc, *op;
+} cxx_names;
+
+/* pattern with its placeholders replaced; AKX_ERROR_INTERNAL for a placeholder the family
+ * does not fill (a mistake in the tables above). */
+static akx_status expand(text *t, const char *pattern, const cxx_names *names) {
+  for (const char *c = pattern; *c;) {
+    const char *open = strchr(c, '{');
+    if (!open) {
+      put(t, c);
+      break;
+    }
+    put_n(t, c, (size_t)(open - c));
+    const char *name = NULL;
+    if (open[1] && open[2] == '}') {
+      switch (open[1]) {
+        case 'S': name = names->src; break;
+        case 'D': name = names->dst; break;
+        case 'A': name = names->acc; break;
+        case 'O': name = names->op; break;
+        default: break;
+      }
+    }
+    if (!name)
+      return akx__fail(AKX_ERROR_INTERNAL, "src/jit/instance.c: the template-id \"%s\" has a "
+                       "placeholder its family does not fill", pattern);
+    put(t, name);
+    c = open + 3;
+  }
+  return AKX_SUCCESS;
+}
+
+/* ---- validation ------------------------------------------------------------------------------- */
+static int is_dtype(int32_t t) { return t >= 0 && t < AKX_DTYPE_COUNT; }
+
+/* The reductions' accumulator: AUTO resolved for the identity map, an explicit one checked
+ * against every map (the kernels take the map at run time). */
+static akx_status resolve_reduce_acc(const akx__instance_key *k, const char *family, akx_dtype *acc) {
+  const akx_dtype src = (akx_dtype)k->src;
+  const akx_op op = (akx_op)k->op;
+  if (k->dst != AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels take dst's dtype at run time "
+                     "(akx__finish): the key's dst must be AKX_DTYPE_AUTO, not %s",
+                     family, akx_dtype_name((akx_dtype)k->dst));
+  if (k->acc == AKX_DTYPE_AUTO) return akx__resolve_acc(src, AKX_MAP_IDENTITY, op, AKX_DTYPE_AUTO, acc);
+  const akx_dtype a = (akx_dtype)k->acc;
+  if (!akx__op_allowed(a, op))
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "no %s kernel for source %s, accumulator %s, op %s: "
+                     "op %s is not defined on %s accumulators", family, akx_dtype_name(src),
+                     akx_dtype_name(a), akx__op_name(op), akx__op_name(op), akx_dtype_name(a));
+  if (!akx__reduce_supported_any_map(src, a, op))
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "no %s kernel for source %s, accumulator %s, op %s: "
+                     "under no map is %s an accumulator of %s (AUTO, the map's result type, or "
+                     "a wide type of its kind: include/akx.h, akx_reduce_opts)", family,
+                     akx_dtype_name(src), akx_dtype_name(a), akx__op_name(op), akx_dtype_name(a),
+                     akx_dtype_name(src));
+  *acc = a;
+  return AKX_SUCCESS;
+}
+
+/* A scan's accumulator (AUTO or src's own) and dst (AUTO: the accumulator's; else it or src). */
+static akx_status resolve_scan(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
+  const akx_dtype src = (akx_dtype)k->src;
+  const akx_op op = (akx_op)k->op;
+  akx_dtype a = (akx_dtype)k->acc;
+  if (k->acc == AKX_DTYPE_AUTO) AKX_TRY(akx__resolve_acc(src, AKX_MAP_IDENTITY, op, AKX_DTYPE_AUTO, &a));
+  if (!akx__op_allowed(a, op))
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s: "
+                     "op %s is not defined on %s accumulators", akx_dtype_name(src),
+                     akx_dtype_name(a), akx__op_name(op), akx__op_name(op), akx_dtype_name(a));
+  if (!akx__scan_supported(src, a, op)) {
+    akx_dtype auto_acc = a;
+    (void)akx__resolve_acc(src, AKX_MAP_IDENTITY, op, AKX_DTYPE_AUTO, &auto_acc);
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s: "
+                     "a scan accumulates in the AUTO accumulator (%s) or in its source's dtype",
+                     akx_dtype_name(src), akx_dtype_name(a), akx__op_name(op),
+                     akx_dtype_name(auto_acc));
+  }
+  akx_dtype d = k->dst == AKX_DTYPE_AUTO ? a : (akx_dtype)k->dst;
+  if (d != a && d != src)
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s "
+                     "into %s: a scan stores to its accumulator's dtype or its source's",
+                     akx_dtype_name(src), akx_dtype_name(a), akx__op_name(op), akx_dtype_name(d));
+  *acc = a;
+  *dst = d;
+  return AKX_SUCCESS;
+}
+
+static akx_status check_key(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
+  if (k->family < 0 || k->family >= AKX__FAMILY_COUNT)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "kernel family %d is not an akx__family "
+                     "(0..%d)", (int)k->family, AKX__FAMILY_COUNT - 1);
+  const char *family = families[k->family].name;
+  if (!is_dtype(k->src))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' source dtype %d is not an "
+                     "akx_dtype", family, (int)k->src);
+  if (k->acc != AKX_DTYPE_AUTO && !is_dtype(k->acc))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' accumulator %d is neither an "
+                     "akx_dtype nor AKX_DTYPE_AUTO", family, (int)k->acc);
+  if (k->dst != AKX_DTYPE_AUTO && !is_dtype(k->dst))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' dst dtype %d is neither an "
+                     "akx_dtype nor AKX_DTYPE_AUTO", family, (int)k->dst);
+  *acc = AKX_DTYPE_AUTO;
+  *dst = AKX_DTYPE_AUTO;
+  if (k->family == AKX__FAMILY_FINDALL) {
+    if (k->acc != AKX_DTYPE_AUTO || k->dst != AKX_DTYPE_AUTO)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "findall has no accumulator or dst dtype (its "
+                       "positions are int64): the key's acc and dst must be AKX_DTYPE_AUTO, "
+                       "not %s and %s", akx_dtype_name((akx_dtype)k->acc),
+                       akx_dtype_name((akx_dtype)k->dst));
+    return AKX_SUCCESS;
+  }
+  if (k->op < 0 || k->op >= AKX_OP_COUNT)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' op %d is not an akx_op",
+                     family, (int)k->op);
+  if (k->family == AKX__FAMILY_SCAN) return resolve_scan(k, acc, dst);
+  return resolve_reduce_acc(k, family, acc);
+}
+
+/* ---- the translation unit --------------------------------------------------------------------- */
+void akx__instance_free(akx__instance *inst) {
+  if (!inst) return;
+  free(inst->source);
+  if (inst->name_expressions)
+    for (int i = 0; i < inst->n_kernels; i++) free(inst->name_expressions[i]);
+  free(inst->name_expressions);
+  memset(inst, 0, sizeof *inst);
+}
+
+akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *out) {
+  if (!out) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__instance_generate: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!key) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__instance_generate: key is NULL");
+  akx_dtype acc, dst;
+  AKX_TRY(check_key(key, &acc, &dst));
+  const family_spec *f = &families[key->family];
+  const cxx_names names = {
+      dtype_cxx_name((akx_dtype)key->src), dst == AKX_DTYPE_AUTO ? NULL : dtype_cxx_name(dst),
+      acc == AKX_DTYPE_AUTO ? NULL : dtype_cxx_name(acc),
+      key->family == AKX__FAMILY_FINDALL ? NULL : op_cxx_name((akx_op)key->op)};
+
+  akx__instance r = {0};
+  r.acc = acc;
+  r.dst = dst;
+  r.n_kernels = f->n_kernels;
+  r.name_expressions = calloc((size_t)f->n_kernels, sizeof *r.name_expressions);
+  text src = {0};
+  akx_status s = r.name_expressions ? AKX_SUCCESS : AKX_ERROR_OUT_OF_MEMORY;
+
+  /* The opening comment names the combination by the public names (akx_dtype_name): the text
+   * is still a function of the key alone. */
+  put(&src, "// The ");
+  put(&src, f->name);
+  put(&src, " kernels of source ");
+  put(&src, akx_dtype_name((akx_dtype)key->src));
+  if (dst != AKX_DTYPE_AUTO) {
+    put(&src, ", dst ");
+    put(&src, akx_dtype_name(dst));
+  }
+  if (acc != AKX_DTYPE_AUTO) {
+    put(&src, ", accumulator ");
+    put(&src, akx_dtype_name(acc));
+  }
+  if (names.op) {
+    put(&src, ", op ");
+    put(&src, akx__op_name((akx_op)key->op));
+  }
+  put(&src, ": generated by libakx (src/jit/instance.c).\n#include \"");
+  put(&src, f->header);
+  put(&src, "\"\n\n");
+  for (int i = 0; s == AKX_SUCCESS && i < f->n_kernels; i++) {
+    text id = {0};
+    s = expand(&id, f->kernels[i], &names);
+    if (s == AKX_SUCCESS && id.failed) s = AKX_ERROR_OUT_OF_MEMORY;
+    if (s == AKX_SUCCESS) {
+      put(&src, "template AKX_GLOBAL decltype(");
+      put(&src, id.p);
+      put(&src, ") ");
+      put(&src, id.p);
+      put(&src, ";\n");
+      r.name_expressions[i] = id.p;
+    } else {
+      free(id.p);
+    }
+  }
+  if (s == AKX_SUCCESS && src.failed) s = AKX_ERROR_OUT_OF_MEMORY;
+  r.source = src.p;
+  if (s != AKX_SUCCESS) {
+    akx__instance_free(&r);
+    if (s == AKX_ERROR_OUT_OF_MEMORY)
+      return akx__fail(s, "no memory for the %s kernels' translation unit", f->name);
+    return s;
+  }
+  *out = r;
+  return AKX_SUCCESS;
+}

@@ -1,0 +1,70 @@
+/* The translation unit of one kernel family for one combination of dtypes and op: the text a
+ * run-time compile starts from (NVRTC on CUDA; the same text serves nvcc and the host compiler
+ * of the sim), and the kernels' template-ids, which NVRTC turns into their lowered names
+ * (nvrtcAddNameExpression, src/jit/nvrtc.h).
+ *
+ * The text includes the family's header (include/akx/) and explicitly instantiates each of
+ * the family's __global__ kernels for the combination, nothing else: every compiler reads it
+ * through the headers' own macros (AKX_GLOBAL). It depends on the combination alone, byte for
+ * byte, so that its hash can key the kernel cache (src/jit/cache.h). */
+#ifndef AKX_JIT_INSTANCE_H
+#define AKX_JIT_INSTANCE_H
+#include "akx.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernel families, by their header in include/akx/. */
+typedef enum {
+  AKX__FAMILY_REDUCE_WHOLE, /* reduce_whole.cuh: the whole-array reduction's passes */
+  AKX__FAMILY_REDUCE_DIMS,  /* reduce_dims.cuh: the rows and tile bodies and the splits' finish */
+  AKX__FAMILY_SCAN,         /* scan.cuh: tile and slice scans, column scans, look-back reset */
+  AKX__FAMILY_FINDALL       /* findall.cuh: the findall tile and the look-back reset */
+} akx__family;
+#define AKX__FAMILY_COUNT 4
+
+/* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
+const char *akx__family_name(int family);
+
+/* One combination. What each family reads:
+ *   reduce_whole, reduce_dims: src, acc, op. acc AUTO: the accumulator of the identity map
+ *     (akx_reduce_opts' rule); an explicit one must be an accumulator of (src, op) under some
+ *     map (the map is the kernels' run-time argument). dst must be AUTO: these kernels take
+ *     dst's dtype at run time (akx__finish).
+ *   scan: src, dst, acc, op. acc AUTO or src's own (akx_scan_opts' rule); dst AUTO (the
+ *     accumulator's dtype), the accumulator's or src's.
+ *   findall: src. acc and dst must be AUTO; op is not read.
+ * dtypes and ops are ints: whatever a caller holds is checked before use. */
+typedef struct {
+  int32_t family; /* akx__family */
+  int32_t src;    /* akx_dtype */
+  int32_t dst;    /* akx_dtype or AKX_DTYPE_AUTO */
+  int32_t acc;    /* akx_dtype or AKX_DTYPE_AUTO */
+  int32_t op;     /* akx_op */
+} akx__instance_key;
+
+typedef struct {
+  char *source;            /* the translation unit, NUL-terminated */
+  int n_kernels;
+  char **name_expressions; /* each kernel's template-id, e.g.
+                              "akx::reduce_whole_partials<float, ::akx::op_add>", in the order
+                              the source instantiates them */
+  akx_dtype acc, dst;      /* the combination resolved: AUTO replaced; AKX_DTYPE_AUTO where the
+                              family has none (findall's acc, the reductions' dst) */
+} akx__instance;
+
+/* Writes the family's translation unit for *key into *out (zeroed first; freed with
+ * akx__instance_free on success, nothing to free on failure). AKX_ERROR_INVALID_ARGUMENT for
+ * a NULL argument, a family, dtype or op that is none, or a dst or acc the family does not take;
+ * AKX_ERROR_UNSUPPORTED for a combination the library's dtype rules refuse (include/akx/dtypes.cuh,
+ * the same refusals as akx_mapreduce's and akx_scan's); AKX_ERROR_OUT_OF_MEMORY. Each with a
+ * sentence in akx_last_error(). */
+akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *out);
+
+/* Frees what a successful akx__instance_generate wrote and zeroes it; a zeroed one is a no-op. */
+void akx__instance_free(akx__instance *inst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

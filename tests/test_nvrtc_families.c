@@ -1,0 +1,206 @@
+/* Every kernel family compiled at run time by NVRTC (src/jit/nvrtc.h) from the translation
+ * unit src/jit/instance.h writes, with nothing but the embedded headers (src/jit/embedded.h):
+ * no include directory of a toolkit or of the tree. Built only with the CUDA backend
+ * (tests/CMakeLists.txt), where an NVRTC that cannot be loaded FAILS the tests, as in
+ * tests/test_nvrtc.c. No GPU is needed.
+ *
+ * For each combination below (a spread over the dtypes: float32 sums, int8 into its AUTO int64,
+ * float16 into float32, complex128 MUL, bool OR and uint8 MAX, findall of several dtypes):
+ *  - an sm_90 cubin: an ELF for EM_CUDA (190) whose string tables hold every kernel's lowered name;
+ *  - compute_80 PTX: ".target sm_80" and an ".entry" of every kernel, under the same names;
+ * compiled as the library's kernels are (-std=c++17, -DNDEBUG, and nvrtc.c's exact-arithmetic
+ * flags), and once without -DNDEBUG (the debug builds' bounded polls: printf and trap).
+ * The time of each compile is printed (not asserted), for bench/RESULTS.md. */
+/* clock_gettime is POSIX, outside strict C11. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "akx.h"
+#include "elf_strtab.h"
+#include "src/jit/embedded.h"
+#include "src/jit/instance.h"
+#include "src/jit/nvrtc.h"
+
+/* Fails (never skips) when NVRTC does not load: see the opening comment. */
+static void require_nvrtc(void) {
+  akx_status s = akx__nvrtc_available();
+  cr_assert_eq(s, AKX_SUCCESS, "NVRTC must load in a CUDA build: %s", akx_last_error());
+}
+
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The instance's request: every embedded file as a header, the instance's kernels as name
+ * expressions. The arrays live in *names and *texts (freed by the caller). */
+static akx__nvrtc_request request_for(const akx__instance *in, const char ***names, const char ***texts,
+                                      const char *const *options, int n_options, int arch, int want_ptx) {
+  *names = malloc((size_t)akx__embedded_file_count * sizeof **names);
+  *texts = malloc((size_t)akx__embedded_file_count * sizeof **texts);
+  cr_assert(*names && *texts);
+  for (int i = 0; i < akx__embedded_file_count; i++) {
+    (*names)[i] = akx__embedded_files[i].name;
+    (*texts)[i] = akx__embedded_files[i].text;
+  }
+  akx__nvrtc_request rq = {0};
+  rq.source = in->source;
+  rq.name = "akx_instance.cu";
+  rq.n_headers = akx__embedded_file_count;
+  rq.header_sources = *texts;
+  rq.header_names = *names;
+  rq.n_options = n_options;
+  rq.options = options;
+  rq.n_names = in->n_kernels;
+  rq.name_expressions = (const char *const *)in->name_expressions;
+  rq.arch = arch;
+  rq.want_ptx = want_ptx;
+  return rq;
+}
+
+static double compile(const akx__instance *in, const char *const *options, int n_options, int arch,
+                      int want_ptx, akx__nvrtc_result *res) {
+  const char **names, **texts;
+  akx__nvrtc_request rq = request_for(in, &names, &texts, options, n_options, arch, want_ptx);
+  const double t0 = seconds_now();
+  const akx_status s = akx__nvrtc_compile(&rq, res);
+  const double t = seconds_now() - t0;
+  free(names);
+  free(texts);
+  cr_assert_eq(s, AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(res->n_lowered_names, in->n_kernels);
+  return t;
+}
+
+static const char *const release_options[] = {"-std=c++17", "-DNDEBUG"};
+#define N_RELEASE_OPTIONS 2
+
+/* ---- the combinations ---------------------------------------------------------------------- */
+typedef struct {
+  akx__instance_key key;
+} combination;
+
+#define RW AKX__FAMILY_REDUCE_WHOLE
+#define RD AKX__FAMILY_REDUCE_DIMS
+#define SC AKX__FAMILY_SCAN
+#define FA AKX__FAMILY_FINDALL
+#define AUTO AKX_DTYPE_AUTO
+static combination combinations[] = {
+    {{RW, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}},
+    {{RW, AKX_INT8, AUTO, AUTO, AKX_OP_ADD}},  /* int64 */
+    {{RW, AKX_FLOAT16, AUTO, AKX_FLOAT32, AKX_OP_ADD}},
+    {{RW, AKX_COMPLEX128, AUTO, AUTO, AKX_OP_MUL}},
+    {{RW, AKX_BOOL, AUTO, AUTO, AKX_OP_OR}},
+    {{RD, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}},
+    {{RD, AKX_INT8, AUTO, AUTO, AKX_OP_ADD}},
+    {{RD, AKX_FLOAT16, AUTO, AKX_FLOAT32, AKX_OP_ADD}},
+    {{RD, AKX_COMPLEX128, AUTO, AUTO, AKX_OP_MUL}},
+    {{RD, AKX_UINT8, AUTO, AUTO, AKX_OP_MAX}},
+    {{SC, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}},
+    {{SC, AKX_INT8, AUTO, AUTO, AKX_OP_ADD}},  /* int64 into int64 */
+    {{SC, AKX_FLOAT16, AKX_FLOAT16, AKX_FLOAT32, AKX_OP_ADD}},
+    {{SC, AKX_COMPLEX128, AUTO, AUTO, AKX_OP_MUL}},
+    {{SC, AKX_BOOL, AUTO, AUTO, AKX_OP_OR}},
+    {{SC, AKX_UINT8, AUTO, AUTO, AKX_OP_MAX}},
+    {{FA, AKX_BOOL, AUTO, AUTO, AKX_OP_ADD}},
+    {{FA, AKX_UINT8, AUTO, AUTO, AKX_OP_ADD}},
+    {{FA, AKX_FLOAT16, AUTO, AUTO, AKX_OP_ADD}},
+    {{FA, AKX_COMPLEX128, AUTO, AUTO, AKX_OP_ADD}},
+};
+#undef RW
+#undef RD
+#undef SC
+#undef FA
+#undef AUTO
+
+ParameterizedTestParameters(nvrtc_families, cubin_and_ptx) {
+  return cr_make_param_array(combination, combinations, sizeof combinations / sizeof combinations[0]);
+}
+
+ParameterizedTest(combination *c, nvrtc_families, cubin_and_ptx, .timeout = 240) {
+  require_nvrtc();
+  akx__instance in;
+  cr_assert_eq(akx__instance_generate(&c->key, &in), AKX_SUCCESS, "%s", akx_last_error());
+  /* The combination as the text's first line names it: "The scan kernels of source int8, ...". */
+  char what[160];
+  const char *colon = strchr(in.source, ':');
+  cr_assert(strncmp(in.source, "// The ", 7) == 0 && colon, "%s", in.source);
+  snprintf(what, sizeof what, "%.*s", (int)(colon - in.source - 7), in.source + 7);
+
+  /* sm_90: a cubin holding every kernel. */
+  akx__nvrtc_result cubin;
+  const double t_cubin = compile(&in, release_options, N_RELEASE_OPTIONS, 90, 0, &cubin);
+  cr_assert_eq(cubin.is_ptx, 0, "%s", what);
+  cr_assert_eq(cubin.arch_compiled, 90, "%s", what);
+  const unsigned char *img = cubin.image;
+  cr_assert(cubin.size > sizeof(Elf64_Ehdr), "%s", what);
+  cr_assert(memcmp(img, "\x7f" "ELF", 4) == 0, "%s: not an ELF image", what);
+  cr_assert_eq(img[EI_CLASS], ELFCLASS64, "%s", what);
+  cr_assert_eq(((const Elf64_Ehdr *)img)->e_machine, EM_CUDA, "%s", what); /* 190 */
+  for (int i = 0; i < in.n_kernels; i++) {
+    const char *lowered = cubin.lowered_names[i];
+    cr_assert(strncmp(lowered, "_Z", 2) == 0, "%s: %s lowered to '%s'", what, in.name_expressions[i], lowered);
+    cr_assert(akx_test_elf_strtab_has(img, cubin.size, lowered), "%s: %s ('%s') is in no string table",
+              what, in.name_expressions[i], lowered);
+  }
+
+  /* compute_80: PTX with an entry of each kernel, under the same lowered names. */
+  akx__nvrtc_result ptx;
+  const double t_ptx = compile(&in, release_options, N_RELEASE_OPTIONS, 80, 1, &ptx);
+  cr_assert_eq(ptx.is_ptx, 1, "%s", what);
+  cr_assert_eq(ptx.arch_compiled, 80, "%s", what);
+  const char *text = ptx.image;
+  cr_assert_eq(text[ptx.size - 1], '\0', "%s: PTX is NUL-terminated", what);
+  cr_assert(strstr(text, ".target sm_80") != NULL, "%s", what);
+  for (int i = 0; i < in.n_kernels; i++) {
+    cr_assert_str_eq(ptx.lowered_names[i], cubin.lowered_names[i], "%s", what);
+    char entry[1024];
+    snprintf(entry, sizeof entry, ".entry %s(", ptx.lowered_names[i]);
+    cr_assert(strstr(text, entry) != NULL, "%s: no '%s' in the PTX", what, entry);
+  }
+  fprintf(stderr, "nvrtc_families: %-86s sm_90 cubin %5.2f s, compute_80 PTX %5.2f s\n", what,
+          t_cubin, t_ptx);
+  akx__nvrtc_result_free(&cubin);
+  akx__nvrtc_result_free(&ptx);
+  akx__instance_free(&in);
+}
+
+/* A kernel's lowered name is nvcc's for the same instance: int64_t is long here as in glibc
+ * (include/akx/std.cuh), so scan_init<lookback_header>(lookback_header *, uint32_t *, int64_t)
+ * ends in "Pjl" (cuobjdump -symbols build/libakx.so lists the same name). */
+Test(nvrtc_families, lowered_names_are_nvccs) {
+  require_nvrtc();
+  akx__instance_key k = {AKX__FAMILY_FINDALL, AKX_INT64, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD};
+  akx__instance in;
+  cr_assert_eq(akx__instance_generate(&k, &in), AKX_SUCCESS, "%s", akx_last_error());
+  akx__nvrtc_result ptx;
+  compile(&in, release_options, N_RELEASE_OPTIONS, 80, 1, &ptx);
+  cr_assert_str_eq(ptx.lowered_names[0], "_ZN3akx9scan_initINS_15lookback_headerEEEvPT_Pjl");
+  cr_assert_str_eq(ptx.lowered_names[1], "_ZN3akx16scan_tile_kernelINS_14findall_policyIlEEEEvT_PvliNS_11scan_layoutE");
+  akx__nvrtc_result_free(&ptx);
+  akx__instance_free(&in);
+}
+
+/* Without NDEBUG (the debug preset's kernels) every poll loop is bounded: printf, then trap
+ * (include/akx/device.cuh, poll_bound). NVRTC has printf built in; the PTX shows both. */
+Test(nvrtc_families, debug_polls_compile, .timeout = 120) {
+  require_nvrtc();
+  akx__instance_key k = {AKX__FAMILY_SCAN, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD};
+  akx__instance in;
+  cr_assert_eq(akx__instance_generate(&k, &in), AKX_SUCCESS, "%s", akx_last_error());
+  const char *const debug_options[] = {"-std=c++17"};
+  akx__nvrtc_result ptx;
+  const double t = compile(&in, debug_options, 1, 80, 1, &ptx);
+  cr_assert(strstr(ptx.image, "trap;") != NULL, "no trap in the debug build's PTX");
+  cr_assert(strstr(ptx.image, "vprintf") != NULL, "no printf in the debug build's PTX");
+  fprintf(stderr, "nvrtc_families: scan float32 ADD, debug (no NDEBUG): compute_80 PTX %.2f s\n", t);
+  akx__nvrtc_result_free(&ptx);
+  akx__instance_free(&in);
+}
