@@ -1,8 +1,8 @@
 /* Kernels the sim compiles at run time (src/jit/sim_module.cpp): a family's translation unit
  * for one source dtype, the same text CMake compiles for the prebuilt kernels
  * (cmake/kernel_instances.in: "#define AKX_SRC_DTYPE ...", then the include of the family's
- * instance file in include/akx/), built by the host compiler (AKX_SIM_CXX, else the one libakx was built with) and loaded with
- * dlopen, through the kernel cache. */
+ * instance file in include/akx/), built by the host compiler (AKX_SIM_CXX, else the one
+ * libakx was built with) and loaded with dlopen, through the kernel cache. */
 #ifndef AKX_SIM_MODULE_H
 #define AKX_SIM_MODULE_H
 #include <stdint.h>
