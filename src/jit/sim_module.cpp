@@ -73,11 +73,12 @@ std::string upper(const char *s) {
   return u;
 }
 
-// ---- per process: the compiler, its version, the headers on disk --------------------------
+// ---- per process: the compiler, its version, the headers' digest; the headers on disk -----
 struct toolchain {
   akx_status status = AKX_SUCCESS;
   char error[1024] = "";
-  std::string cxx, version, include_dir;
+  std::string cxx, version;
+  akx__jit_key headers;  // every embedded file's name and bytes: part of every module's key
 };
 pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 toolchain *chain = nullptr;
@@ -119,38 +120,6 @@ bool write_file(const std::string &path, const void *data, size_t size) {
   return fclose(f) == 0 && ok;
 }
 
-// The headers written for this process, removed when it exits.
-std::string headers_dir;
-void remove_headers() {
-  if (headers_dir.empty()) return;
-  for (int i = 0; i < akx__embedded_file_count; ++i)
-    unlink((headers_dir + "/" + akx__embedded_files[i].name).c_str());
-  rmdir((headers_dir + "/akx").c_str());
-  rmdir(headers_dir.c_str());
-}
-
-// The embedded headers, written once per process into a private directory: the compiler
-// reads files, and these are the bytes the prebuilt kernels were built from.
-akx_status write_headers(std::string *dir) {
-  char tmpl[] = "/tmp/akx-headers.XXXXXX";
-  if (!mkdtemp(tmpl))
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: mkdtemp in /tmp failed (%s)",
-                     strerror(errno));
-  *dir = tmpl;
-  headers_dir = tmpl;
-  atexit(remove_headers);
-  for (int i = 0; i < akx__embedded_file_count; ++i) {
-    const akx__embedded_file &f = akx__embedded_files[i];
-    const std::string path = *dir + "/" + f.name;
-    const size_t slash = path.rfind('/');
-    mkdir(path.substr(0, slash).c_str(), 0700);
-    if (!write_file(path, f.text, f.size))
-      return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: writing %s failed (%s)",
-                       path.c_str(), strerror(errno));
-  }
-  return AKX_SUCCESS;
-}
-
 const toolchain &get_toolchain() {
   pthread_mutex_lock(&toolchain_lock);
   if (!chain) {
@@ -167,14 +136,64 @@ const toolchain &get_toolchain() {
                rc < 0 ? "" : " (\"--version\" failed)");
     } else {
       chain->version = log.substr(0, log.find('\n'));
-      if (write_headers(&chain->include_dir) != AKX_SUCCESS) {
-        chain->status = AKX_ERROR_UNSUPPORTED;
-        snprintf(chain->error, sizeof chain->error, "%s", akx_last_error());
+      akx__jit_hasher h;
+      akx__jit_key_begin(&h);
+      for (int i = 0; i < akx__embedded_file_count; ++i) {
+        akx__jit_key_add_str(&h, akx__embedded_files[i].name);
+        akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
       }
+      akx__jit_key_end(&h, &chain->headers);
     }
   }
   pthread_mutex_unlock(&toolchain_lock);
   return *chain;
+}
+
+// The headers written for this process ("" until the first compile), removed when it exits.
+std::string headers_dir;
+pthread_mutex_t headers_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void remove_headers_in(const std::string &dir) {
+  for (int i = 0; i < akx__embedded_file_count; ++i) unlink((dir + "/" + akx__embedded_files[i].name).c_str());
+  rmdir((dir + "/akx").c_str());
+  rmdir(dir.c_str());
+}
+void remove_headers() {
+  if (!headers_dir.empty()) remove_headers_in(headers_dir);
+}
+
+// The embedded headers on disk, written at the first compile of the process into a private
+// directory (the compiler reads files; these are the bytes the prebuilt kernels were built
+// from). A process whose modules all come from the cache writes none.
+akx_status headers_on_disk(std::string *dir) {
+  pthread_mutex_lock(&headers_lock);
+  akx_status s = AKX_SUCCESS;
+  if (headers_dir.empty()) {
+    char tmpl[] = "/tmp/akx-headers.XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: mkdtemp in /tmp failed (%s)",
+                    strerror(errno));
+    } else {
+      const std::string written = tmpl;
+      for (int i = 0; i < akx__embedded_file_count && s == AKX_SUCCESS; ++i) {
+        const akx__embedded_file &f = akx__embedded_files[i];
+        const std::string path = written + "/" + f.name;
+        mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);
+        if (!write_file(path, f.text, f.size))
+          s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: writing %s failed (%s)",
+                        path.c_str(), strerror(errno));
+      }
+      if (s == AKX_SUCCESS) {
+        headers_dir = written;
+        atexit(remove_headers);
+      } else {
+        remove_headers_in(written);
+      }
+    }
+  }
+  *dir = headers_dir;
+  pthread_mutex_unlock(&headers_lock);
+  return s;
 }
 
 // ---- one module -------------------------------------------------------------------------------
@@ -190,7 +209,12 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
     return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: mkdtemp failed (%s)", job->name.c_str(),
                      strerror(errno));
   const std::string src = std::string(dir) + "/" + job->name + ".cpp", out = std::string(dir) + "/" + job->name + ".so";
-  const std::string inc = "-I" + job->tc->include_dir;
+  std::string include_dir;
+  if (akx_status hs = headers_on_disk(&include_dir); hs != AKX_SUCCESS) {
+    rmdir(dir);
+    return hs;
+  }
+  const std::string inc = "-I" + include_dir;
   std::vector<const char *> argv{job->tc->cxx.c_str()};
   for (const char *f : compile_flags) argv.push_back(f);
   argv.insert(argv.end(), {inc.c_str(), src.c_str(), "-o", out.c_str()});
@@ -234,8 +258,9 @@ akx_status load_module(void *arg, const void *bytes, size_t size, void **handle)
   char path[] = "/tmp/akx-module.XXXXXX.so";
   const int fd = mkstemps(path, 3);
   if (fd < 0) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: mkstemps failed", job->name.c_str());
-  const bool ok = write(fd, bytes, size) == (ssize_t)size;
-  close(fd);
+  FILE *f = fdopen(fd, "wb");
+  bool ok = f && fwrite(bytes, 1, size, f) == size;
+  if (f ? fclose(f) != 0 : close(fd) != 0) ok = false;
   void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
   const char *why = ok ? (dl ? nullptr : dlerror()) : "the temporary file could not be written";
   unlink(path);
@@ -285,10 +310,7 @@ extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtyp
   akx__jit_key_add_str(&h, tc.version.c_str());
   for (const char *flag : compile_flags) akx__jit_key_add_str(&h, flag);
   akx__jit_key_add_str(&h, job.source.c_str());
-  for (int i = 0; i < akx__embedded_file_count; ++i) {
-    akx__jit_key_add_str(&h, akx__embedded_files[i].name);
-    akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
-  }
+  akx__jit_key_add(&h, tc.headers.b, sizeof tc.headers.b);
   akx__jit_key key;
   akx__jit_key_end(&h, &key);
   void *dl = nullptr;
