@@ -81,10 +81,19 @@ typedef enum {
 
 /* AND, OR, XOR are bitwise on integers, logical on bool, refused on floats and complex.
  * MIN and MAX propagate NaN and are refused on complex. Integer overflow wraps.
- * ADD and MUL are refused on a bool accumulator (the AUTO accumulator of bool is int64). */
+ * ADD and MUL are refused on a bool accumulator (the AUTO accumulator of bool is int64).
+ * ARGMIN and ARGMAX (reductions only, with AKX_MAP_IDENTITY; refused on complex and in scans)
+ * find the position of the smallest / largest element as numpy's argmin/argmax and Julia's
+ * findmin/findmax do: ties go to the first position, a NaN wins (the first NaN). Positions
+ * are those a user op's map sees (akx_user_op_desc's `i`). akx_mapreduce writes an
+ * akx_arg_result_t-shaped struct: {int64_t index; T value;} with T src's C type, padded to 8
+ * bytes (akx_user_op_info gives its size); akx_reduce_dims writes the int64 position into an
+ * int64 dst, or the value into a dst of src's dtype.
+ * Values from AKX_USER_OP_FIRST up are user operators (akx_user_op_create). */
 typedef enum { AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX,
-               AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR } akx_op;
-#define AKX_OP_COUNT 7
+               AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR, AKX_OP_ARGMIN, AKX_OP_ARGMAX } akx_op;
+#define AKX_OP_COUNT 9
+#define AKX_USER_OP_FIRST 1024
 
 /* Maps applied to each source element before it is combined:
  * IDENTITY: x converted to the accumulator;
@@ -305,6 +314,82 @@ akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
  * fn's status. */
 akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
                            akx_status (*fn)(void *stream, void *workspace, void *arg), void *arg);
+
+/* ---- user operators (compiled at run time) ------------------------------------------ */
+
+/* An operator written in C++ source, compiled at run time (NVRTC on CUDA, the host C++
+ * compiler on the sim: docs/runtime_kernels.md) into the same kernels as the built-in ops.
+ * source: C++ that both nvcc/NVRTC and the host compiler accept. No includes are needed:
+ *   libakx provides AKX_HD (mark every function AKX_HD), the <stdint.h> types,
+ *   akx::float16 and akx::bfloat16 (converting to and from float) and akx::complex<T>
+ *   (members re, im): the C++ types of the dtypes that map's S and store's D take.
+ * acc_type: the accumulator's C++ type: "double", or a struct defined in source; trivially
+ *   copyable, at most 32 bytes.
+ * combine: the name of `Acc combine(Acc a, Acc b)`: associative; a is the earlier operand.
+ *   Scans keep operand order (a non-commutative op scans right). Reductions (akx_mapreduce,
+ *   akx_reduce_dims) may combine in any order, as CUB's DeviceReduce: their op must also be
+ *   commutative. Every call is deterministic all the same: the order depends on the shape
+ *   and the device, never on timing.
+ * identity: the name of `Acc identity()`, the neutral element; NULL: none (partials then
+ *   carry a valid flag, as AcceleratedKernels.jl does for operators without one; an exclusive
+ *   scan, and a reduction that may be empty, then need opts->init).
+ * map: the name of `Acc map(S x, int64_t i)`, a template over the source's C++ type S, or
+ *   overloads; NULL: Acc(x). i is the element's position: in akx_mapreduce, the position in
+ *   memory order as akx_findall defines it; in akx_reduce_dims, the position among its
+ *   output's reduced elements by the same rule over the reduced dims; in akx_scan, the index
+ *   along the scanned dim.
+ * store: the name of `D store(Acc a)`, a template over dst's C++ type D; NULL: D(a).
+ * The strings are copied: they need not outlive the call. */
+typedef struct {
+  const char *source;
+  const char *acc_type;
+  const char *combine;
+  const char *identity;
+  const char *map;
+  const char *store;
+} akx_user_op_desc;
+
+/* Compiles desc's source once on ctx's backend and writes a new op value (>=
+ * AKX_USER_OP_FIRST) to *op, which akx_mapreduce, akx_reduce_dims and akx_scan accept on this
+ * context (with AKX_MAP_IDENTITY: the op's own map applies; opts->acc AUTO) in every shape and
+ * layout the built-in ops take:
+ *   - opts->init is a host pointer to one Acc;
+ *   - opts->fold is refused when the op has a store;
+ *   - akx_mapreduce writes one Acc (akx_user_op_info gives its size and alignment);
+ *     akx_mapreduce_result_dtype says AKX_DTYPE_AUTO;
+ *   - akx_reduce_dims and akx_scan convert with store (or D(a)) into dst's dtype.
+ * Kernels for each (family, source dtype, dst dtype) are compiled on first use and cached in
+ * memory and on disk (docs/runtime_kernels.md). A compile error is AKX_ERROR_INVALID_ARGUMENT
+ * with its first error line (line number included) in akx_last_error() and the whole log in
+ * akx_last_compile_log(); a source that breaks a rule the compiler can check (an accumulator
+ * over 32 bytes or not trivially copyable, a missing function, a wrong signature) is refused
+ * with a sentence naming the rule. No compiler (the sim's host compiler, or libnvrtc on
+ * CUDA): AKX_ERROR_UNSUPPORTED. *op is written on success only. */
+akx_status akx_user_op_create(akx_context *ctx, const akx_user_op_desc *desc, akx_op *op);
+/* Forgets a user op of ctx (its compiled kernels stay cached); the value is not reused.
+ * AKX_ERROR_INVALID_ARGUMENT for a value that is not a live user op of ctx. */
+akx_status akx_user_op_destroy(akx_context *ctx, akx_op op);
+
+typedef struct {
+  size_t acc_size, acc_align; /* the accumulator akx_mapreduce writes */
+  int32_t has_identity;
+} akx_user_op_info_t;
+/* The layout of a user op's accumulator; also of AKX_OP_ARGMIN and AKX_OP_ARGMAX, whose
+ * accumulator depends on the source: acc_size is then that of float64's (16, the largest);
+ * akx_mapreduce's result for source dtype T is {int64_t; T} padded to 8 bytes, 16 for every
+ * dtype ARGMIN/ARGMAX take. */
+akx_status akx_user_op_info(const akx_context *ctx, akx_op op, akx_user_op_info_t *info);
+
+/* The whole compiler log of the calling thread's last failed akx_user_op_create ("" when
+ * none failed). Thread-local; valid until that thread's next akx_user_op_create. */
+const char *akx_last_compile_log(void);
+
+/* The process's run-time kernel cache (docs/runtime_kernels.md): compiles run, calls served
+ * from memory, entries loaded from disk. For tests and for seeing what a program compiles. */
+typedef struct {
+  uint64_t compiles, memory_hits, disk_hits;
+} akx_kernel_cache_counters_t;
+void akx_kernel_cache_counters(akx_kernel_cache_counters_t *out);
 
 /* 0-based positions of the nonzero elements of src (any dtype; NaN is nonzero), in memory
  * order: the linear index over src's dims ordered by decreasing |stride| (C order for a
