@@ -47,7 +47,8 @@ AKX_BACKEND_AUTO, AKX_BACKEND_CUDA, AKX_BACKEND_SIM = 0, 1, 2
 AKX_HOST, AKX_DEVICE = 0, 1
 AKX_COPY_HOST_TO_DEVICE, AKX_COPY_DEVICE_TO_HOST = 0, 1
 AKX_MAP_IDENTITY, AKX_MAP_ABS, AKX_MAP_SQUARE, AKX_MAP_NONZERO = 0, 1, 2, 3
-AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR = range(7)
+(AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR,
+ AKX_OP_ARGMIN, AKX_OP_ARGMAX) = range(9)
 # Julia element type -> akx_dtype (numpy's name for the same type)
 AKX_DTYPE = {np.bool_: 0, np.int8: 1, np.uint8: 2, np.int16: 3, np.uint16: 4, np.int32: 5,
              np.uint32: 6, np.int64: 7, np.uint64: 8, np.float16: 9, np.float32: 11,
@@ -168,6 +169,84 @@ def mapreduce(ctx, A, map_, op, acc):
     return s.value
 
 
+# ---- user operators, as the README's "A user operator from Julia" makes them ----------------
+class AkxUserOpDesc(C.Structure):  # akx_user_op_desc: six Ptr{UInt8} (Cstring) fields
+    _fields_ = [("source", C.c_char_p), ("acc_type", C.c_char_p), ("combine", C.c_char_p),
+                ("identity", C.c_char_p), ("map", C.c_char_p), ("store", C.c_char_p)]
+
+
+class Welford(C.Structure):  # the isbits struct the op's Acc is: struct Welford in WELFORD
+    _fields_ = [("n", C.c_double), ("mean", C.c_double), ("m2", C.c_double)]
+
+
+class ArgResult32(C.Structure):  # ARGMAX of a Float32 array: {Int64 index; Float32 value}, 16 bytes
+    _fields_ = [("index", C.c_int64), ("value", C.c_float), ("pad", C.c_uint32)]
+
+
+WELFORD = b"""
+struct Welford { double n, mean, m2; };
+AKX_HD Welford combine(Welford a, Welford b) {
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  Welford r;
+  r.n = a.n + b.n;
+  const double d = b.mean - a.mean;
+  r.mean = a.mean + d * (b.n / r.n);
+  r.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / r.n);
+  return r;
+}
+AKX_HD Welford identity() { Welford r; r.n = 0; r.mean = 0; r.m2 = 0; return r; }
+template <class S> AKX_HD Welford map(S x, int64_t i) {
+  Welford r; r.n = 1; r.mean = (double)x; r.m2 = 0; return r;
+}
+"""
+
+
+def user_op_section(ctx, A, host):
+    """op = Ref{Cint}(); ccall(:akx_user_op_create, ...); s = Ref{Welford}(); mapreduce."""
+    try:
+        for name, res, args in [
+                ("akx_user_op_create", C.c_int, [ctx_p, C.POINTER(AkxUserOpDesc), C.POINTER(C.c_int)]),
+                ("akx_user_op_destroy", C.c_int, [ctx_p, C.c_int]),
+                ("akx_last_compile_log", C.c_char_p, [])]:
+            f = getattr(lib, name)
+            f.restype, f.argtypes = res, args
+    except AttributeError as e:
+        expect(False, f"this libakx has no user ops: {e}")
+        return
+    desc = AkxUserOpDesc(WELFORD, b"Welford", b"combine", b"identity", b"map", None)
+    op = C.c_int(-1)
+    st = lib.akx_user_op_create(ctx, C.byref(desc), C.byref(op))
+    if st != AKX_SUCCESS:
+        expect(False, f"akx_user_op_create(Welford): {lib.akx_last_error().decode()}\n"
+                      f"{lib.akx_last_compile_log().decode()}")
+        return
+    expect(op.value >= 1024, f"a user op value >= AKX_USER_OP_FIRST: {op.value}")
+    s = Welford()
+    check(lib.akx_mapreduce(ctx, C.byref(A.akx_array()), AKX_MAP_IDENTITY, op.value, None,
+                            C.byref(s), AKX_HOST))
+    x = host.astype(np.float64)
+    expect(s.n == x.size and abs(s.mean - x.mean()) <= 1e-12 * abs(x.mean()) + 1e-12
+           and abs(s.m2 / s.n - x.var()) <= 1e-9 * x.var(),
+           f"Welford(A): n {s.n} mean {s.mean} var {s.m2 / s.n}, numpy {x.size} {x.mean()} {x.var()}")
+    check(lib.akx_user_op_destroy(ctx, op.value))
+
+    # findmax(A) as ARGMAX: the index is Julia's linear index - 1 (column-major memory order)
+    r = ArgResult32()
+    check(lib.akx_mapreduce(ctx, C.byref(A.akx_array()), AKX_MAP_IDENTITY, AKX_OP_ARGMAX, None,
+                            C.byref(r), AKX_HOST))
+    flat = host.ravel(order="F")
+    want = int(np.argmax(flat))
+    expect(r.index == want and r.value == flat[want],
+           f"findmax(A) = ({r.value}, {r.index + 1}), numpy argmax (F order) {want} ({flat[want]})")
+    r = ArgResult32()
+    check(lib.akx_mapreduce(ctx, C.byref(A.akx_array()), AKX_MAP_IDENTITY, AKX_OP_ARGMIN, None,
+                          C.byref(r), AKX_HOST))
+    want = int(np.argmin(flat))
+    expect(r.index == want and r.value == flat[want],
+           f"findmin(A) = ({r.value}, {r.index + 1}), numpy argmin (F order) {want} ({flat[want]})")
+
+
 def main():
     print(f"libakx {lib.akx_version().decode()} from {sys.argv[1]}")
     ctx = ctx_p()
@@ -275,6 +354,9 @@ def main():
             expect(np.array_equal(Array(ctx, C_), want), f"cumsum(V; dims={dims}), akx dim {dims - 1}")
         for X in (R, C_):
             check(lib.akx_free(ctx, X.ptr))
+
+    # A user operator (Welford's mean and variance) and ARGMAX / ARGMIN of the column-major A
+    user_op_section(ctx, A, host)
 
     for X in (A, r, B, I, Z):
         check(lib.akx_free(ctx, X.ptr))
