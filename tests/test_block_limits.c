@@ -117,12 +117,12 @@ Test(block_limits, scans_refuse_blocks_above_their_bound) {
 
 Test(block_limits, tuning_rows_stay_within_the_bounds) {
   const struct {
-    akx__family family;
+    akx__tuning_family family;
     int32_t bound;
-  } families[] = {{AKX__FAMILY_REDUCE_WHOLE, AKX_MAX_BLOCK_REDUCE},
-                  {AKX__FAMILY_REDUCE_DIMS, AKX_MAX_BLOCK_REDUCE},
-                  {AKX__FAMILY_SCAN_TILE, AKX_MAX_BLOCK_SCAN},
-                  {AKX__FAMILY_SCAN_COLUMNS, AKX_MAX_BLOCK_SCAN}};
+  } families[] = {{AKX__TUNE_REDUCE_WHOLE, AKX_MAX_BLOCK_REDUCE},
+                  {AKX__TUNE_REDUCE_DIMS, AKX_MAX_BLOCK_REDUCE},
+                  {AKX__TUNE_SCAN_TILE, AKX_MAX_BLOCK_SCAN},
+                  {AKX__TUNE_SCAN_COLUMNS, AKX_MAX_BLOCK_SCAN}};
   const int ccs[][2] = {{0, 0}, {7, 5}, {8, 0}, {8, 9}, {9, 0}, {10, 0}, {12, 0}};
   const size_t sizes[] = {1, 2, 4, 8, 16};
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)

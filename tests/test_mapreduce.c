@@ -35,7 +35,7 @@ static int64_t pass_size(void) {
     akx_context_info_t info;
     cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS);
     pass = (int64_t)TILE *
-           akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, info.cc_major, info.cc_minor, 4, NULL)
+           akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, info.cc_major, info.cc_minor, 4, NULL)
                .target_blocks;
     tfx_close(ctx);
   }

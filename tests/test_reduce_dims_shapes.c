@@ -580,7 +580,7 @@ typedef struct {
 static dims_device dims_device_of(akx_context *ctx, akx_dtype acc) {
   akx_context_info_t info;
   cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS, "%s", akx_last_error());
-  const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_REDUCE_DIMS, info.cc_major, info.cc_minor,
+  const akx__tuning t = akx__tuning_lookup(AKX__TUNE_REDUCE_DIMS, info.cc_major, info.cc_minor,
                                            akx_dtype_size(acc), NULL);
   dims_device d = {(int64_t)info.sm_count * info.max_threads_per_sm, t.block_size};
   cr_assert_gt(d.threads, 0, "akx_context_info: %d SMs x %d threads", info.sm_count,

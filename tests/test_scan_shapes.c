@@ -95,7 +95,7 @@ typedef struct {
 static columns_device columns_device_of(int32_t block_size) {
   const akx_context_info_t info = info_of();
   const akx__tuning over = {block_size, 0, 0};
-  const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_SCAN_COLUMNS, info.cc_major, info.cc_minor,
+  const akx__tuning t = akx__tuning_lookup(AKX__TUNE_SCAN_COLUMNS, info.cc_major, info.cc_minor,
                                            akx_dtype_size(AKX_FLOAT32), &over);
   columns_device d = {(int64_t)info.sm_count * t.target_blocks * t.block_size, t.block_size};
   return d;
@@ -181,7 +181,7 @@ Test(scan_shapes, columns_unchunked_once_columns_fill, .timeout = 280) {
 static int64_t tile_of(size_t node, int32_t block_size, int32_t items) {
   const akx_context_info_t info = info_of();
   const akx__tuning over = {block_size, items, 0};
-  const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_SCAN_TILE, info.cc_major, info.cc_minor, node, &over);
+  const akx__tuning t = akx__tuning_lookup(AKX__TUNE_SCAN_TILE, info.cc_major, info.cc_minor, node, &over);
   return (int64_t)t.block_size * t.items_per_thread;
 }
 

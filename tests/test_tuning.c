@@ -34,13 +34,13 @@ Test(tuning, rows_follow_the_device_compute_capability) {
 }
 
 Test(tuning, lookup) {
-  const akx__tuning any = akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, 8, 6, 4, NULL);
+  const akx__tuning any = akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, 8, 6, 4, NULL);
   cr_expect_eq(any.target_blocks, 256);
   cr_expect_eq(any.block_size, 256);
   cr_expect_eq(any.items_per_thread, 16); /* 64 bytes of float32 */
-  cr_expect_eq(akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, 9, 0, 4, NULL).target_blocks, 528);
-  cr_expect_eq(akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, 12, 0, 16, NULL).items_per_thread, 4);
+  cr_expect_eq(akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, 9, 0, 4, NULL).target_blocks, 528);
+  cr_expect_eq(akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, 12, 0, 16, NULL).items_per_thread, 4);
   const akx__tuning over = {128, 3, 7};
-  const akx__tuning o = akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, 9, 0, 8, &over);
+  const akx__tuning o = akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, 9, 0, 8, &over);
   cr_expect(o.block_size == 128 && o.items_per_thread == 3 && o.target_blocks == 7);
 }

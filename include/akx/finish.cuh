@@ -56,9 +56,23 @@ AKX_DEVICE void finish_store_at(Acc v, const akx__finish &f, void *dst) {
     gst(static_cast<Acc *>(dst), v);
     return;
   }
-  Acc prev = v;
-  if (f.fold) prev = finish_load_dst<Acc>(f.dst_dtype, dst);
-  finish_store_dst<Acc>(f.dst_dtype, dst, finish_value<Op>(v, f, f.fold != 0, prev));
+  if constexpr (is_user_op<Op>::value) {
+    // A user op's TU is compiled for one dst type (include/akx/user_op.cuh): void, the
+    // accumulator itself (akx_mapreduce), or a dtype's, through the op's store.
+    using D = typename Op::dst_type;
+    using A = typename Op::acc;
+    if constexpr (is_same<D, void>::value) {
+      const Acc prev = f.fold ? Op::wrap(gld(static_cast<const A *>(dst))) : v;
+      gst(static_cast<A *>(dst), Op::unwrap(finish_value<Op>(v, f, f.fold != 0, prev)));
+    } else {
+      const Acc prev = f.fold ? Op::template load_dst<D>(gld(static_cast<const D *>(dst))) : v;
+      gst(static_cast<D *>(dst), Op::template store<D>(finish_value<Op>(v, f, f.fold != 0, prev)));
+    }
+  } else {
+    Acc prev = v;
+    if (f.fold) prev = finish_load_dst<Acc>(f.dst_dtype, dst);
+    finish_store_dst<Acc>(f.dst_dtype, dst, finish_value<Op>(v, f, f.fold != 0, prev));
+  }
 }
 
 template <class Op, class Acc>

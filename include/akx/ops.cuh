@@ -175,55 +175,103 @@ struct map_nonzero {
   X(AKX_MAP_IDENTITY, ::akx::map_identity) X(AKX_MAP_ABS, ::akx::map_abs)                 \
   X(AKX_MAP_SQUARE, ::akx::map_square) X(AKX_MAP_NONZERO, ::akx::map_nonzero)
 
+// ---- user ops: an op that brings its own map and store (include/akx/user_op.cuh) -------------
+// Such an op declares `using user_fns = ...`; its map takes the element's position i.
+template <class Op, class = void>
+struct is_user_op : false_type {};
+template <class Op>
+struct is_user_op<Op, void_t<typename Op::user_fns>> : true_type {};
+// The map of a user op, as a map type: apply<Acc>(x, i) is the op's own.
+template <class Op>
+struct user_map {
+  using op_type = Op;
+  template <class Acc, class Src> AKX_HD static Acc apply(const Src &x, int64_t i) {
+    return Op::template load<Acc>(x, i);
+  }
+};
+template <class M, class = void>
+struct is_user_map : false_type {};
+template <class M>
+struct is_user_map<M, void_t<typename M::op_type>> : true_type {};
+// M applied to element x at position i: the built-in maps do not read the position (the
+// position's arithmetic is then dead code, and no kernel of a built-in op computes it).
+template <class M, class Acc, class Src>
+AKX_HD Acc map_apply(const Src &x, int64_t i) {
+  if constexpr (is_user_map<M>::value) return M::template apply<Acc>(x, i);
+  else return M::template apply<Acc>(x);
+}
+
+// A scan's element in and out: converted, or through a user op's map (with the index along
+// the scanned dim) and store.
+template <class Op, class Acc, class Src>
+AKX_HD Acc op_load(const Src &x, int64_t i) {
+  if constexpr (is_user_op<Op>::value) return Op::template load<Acc>(x, i);
+  else return cvt<Acc>(x);
+}
+template <class Op, class Dst, class Acc>
+AKX_HD Dst op_store(const Acc &v) {
+  if constexpr (is_user_op<Op>::value) return Op::template store<Dst>(v);
+  else return cvt<Dst>(v);
+}
+
 // ---- the map, a runtime argument of every reduction kernel -----------------------------------
 // f(M{}) for the map type M of `map`, when (Src, map, Acc, Op) is a supported combination
 // (the host refuses the others). One uniform branch, taken per element or per vector: a
 // template parameter for the map would compile every reduction kernel once per map (four
 // times the instances, twice over: nvcc and the sim) for no measurable gain in a loop bound
-// by memory.
+// by memory. A user op's map is its own (the host passes AKX_MAP_IDENTITY).
 template <class Src, class Acc, class Op, class F>
 AKX_DEVICE void visit_map(int32_t map, F &&f) {
-  switch (map) {
+  if constexpr (is_user_op<Op>::value) {
+    (void)map;
+    f(user_map<Op>{});
+  } else {
+    switch (map) {
 #define AKX_X_(E, M)                                                                   \
   case E:                                                                              \
     if constexpr (reduce_supported(dtype_v<Src>, E, dtype_v<Acc>, Op::id)) f(M{});     \
     return;
-    AKX_MAP_LIST(AKX_X_)
+      AKX_MAP_LIST(AKX_X_)
 #undef AKX_X_
+    }
   }
 }
 // The visitors below are structs with a templated call, not generic lambdas: NVRTC (13.0)
 // takes the call operator of a generic lambda in device code for a host function and refuses
 // it. Each holds what the lambda captured by reference.
 // acc combined with the mapped elements of one vector, in order: one branch on the map per
-// vector, not per element (a 16-byte vector of int8 is 16 elements).
+// vector, not per element (a 16-byte vector of int8 is 16 elements). i0: the position of the
+// vector's first element.
 template <class Acc, class Op, class Src, int V>
 struct combine_vec_visitor {
   Acc &acc;
   const vec<Src, V> &x;
+  int64_t i0;
   template <class M>
   AKX_DEVICE void operator()(M) const {
 #pragma unroll
-    for (int j = 0; j < V; ++j) acc = Op::apply(acc, M::template apply<Acc>(x.v[j]));
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_apply<M, Acc>(x.v[j], i0 + j));
   }
 };
 template <class Acc, class Op, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map) {
-  visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x});
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0) {
+  visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x, i0});
   return acc;
 }
-// The mapped value of one source element (the op's identity for a refused map: unreachable).
+// The mapped value of one source element at position i (the op's identity for a refused map:
+// unreachable).
 template <class Src, class Acc, class Op>
 struct map_value_visitor {
   Acc &r;
   const Src &x;
+  int64_t i;
   template <class M>
-  AKX_DEVICE void operator()(M) const { r = M::template apply<Acc>(x); }
+  AKX_DEVICE void operator()(M) const { r = map_apply<M, Acc>(x, i); }
 };
 template <class Src, class Acc, class Op>
-AKX_DEVICE Acc map_value(int32_t map, Src x) {
+AKX_DEVICE Acc map_value(int32_t map, Src x, int64_t i) {
   Acc r = Op::template identity<Acc>();
-  visit_map<Src, Acc, Op>(map, map_value_visitor<Src, Acc, Op>{r, x});
+  visit_map<Src, Acc, Op>(map, map_value_visitor<Src, Acc, Op>{r, x, i});
   return r;
 }
 

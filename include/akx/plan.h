@@ -10,6 +10,10 @@ extern "C" {
 #define AKX_ALIGNAS(n) _Alignas(n)
 #endif
 
+/* Room for one accumulator: a user op's (at most 32 bytes) with its valid flag
+ * (include/akx/user_op.cuh, user_optional). */
+#define AKX__INIT_BYTES 48
+
 /* The finishing step every reduction pass stores through (docs/reduce_whole.md): bare =
  * store the accumulator as is (a partial, or a host result finished on the host); otherwise
  * apply init, fold into dst's previous value, and convert the accumulator to dst_dtype. */
@@ -20,7 +24,7 @@ typedef struct {
   int32_t fold;
   int32_t has_init;
   int32_t empty;     /* no element is reduced into an output (include/akx/ops.cuh's empty_value) */
-  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
+  AKX_ALIGNAS(16) unsigned char init[AKX__INIT_BYTES]; /* one accumulator value */
 } akx__finish;
 
 /* A source in canonical form: size-1 dims dropped, negative strides flipped (the base moved
@@ -102,7 +106,7 @@ typedef struct {
   akx__index_map src_outer, dst_outer; /* slice -> element offset of its first element */
   int32_t exclusive;
   int32_t has_init;
-  AKX_ALIGNAS(16) unsigned char init[16]; /* one accumulator value */
+  AKX_ALIGNAS(16) unsigned char init[AKX__INIT_BYTES]; /* one accumulator value */
   /* tile kernels */
   int32_t block_size, items_per_thread;
   int32_t layout;       /* akx__scan_layout */

@@ -105,6 +105,13 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const int64_t q = idiv(k, nvec), j = k - q * nvec;
         return vbase + dims_offset(q, nq, p.rshape, p.rstride) + j * V;
       };
+      // The position of vector k's first element among the output's reduced elements (dead
+      // code for the built-in maps, which do not read it).
+      auto pos = [&](int64_t k) -> int64_t {
+        if (Q == 1) return head + k * V;
+        const int64_t q = idiv(k, nvec), j = k - q * nvec;
+        return q * n_in + head + j * V;
+      };
       int64_t k = k0 + g;
       // Four independent 16-byte loads before any use (Little's law, as reduce_whole).
       for (; k + 3 * (int64_t)G < k1; k += 4 * (int64_t)G) {
@@ -112,12 +119,12 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const vec<Src, V> x1 = gld_vec<Src, V>(addr(k + G));
         const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
         const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
-        acc = combine_vec<Acc, Op>(acc, x0, p.map);
-        acc = combine_vec<Acc, Op>(acc, x1, p.map);
-        acc = combine_vec<Acc, Op>(acc, x2, p.map);
-        acc = combine_vec<Acc, Op>(acc, x3, p.map);
+        acc = combine_vec<Acc, Op>(acc, x0, p.map, pos(k));
+        acc = combine_vec<Acc, Op>(acc, x1, p.map, pos(k + G));
+        acc = combine_vec<Acc, Op>(acc, x2, p.map, pos(k + 2 * (int64_t)G));
+        acc = combine_vec<Acc, Op>(acc, x3, p.map, pos(k + 3 * (int64_t)G));
       }
-      for (; k < k1; k += G) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map);
+      for (; k < k1; k += G) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map, pos(k));
     }
     // scalars: flat e over Q * (head + tail)
     if (scal > 0) {
@@ -127,7 +134,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const int64_t q = Q == 1 ? 0 : idiv(e, scal), i = e - q * scal;
         const int64_t idx = i < head ? i : i + nvec * V;
         const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), q * n_in + idx));
       }
     }
   }
@@ -161,16 +168,16 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
       const Src *ptr = base + r * st;
       for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny, ptr += 4 * step) {
         const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0, r));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1, r + ny));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2, r + 2 * (int64_t)ny));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3, r + 3 * (int64_t)ny));
       }
-      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), r));
     } else {
       for (; r < r1; r += ny) {
         const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), r));
       }
     }
   }

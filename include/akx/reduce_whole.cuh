@@ -64,32 +64,36 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
         const vec<Src, V> x1 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 1) * bd) * V);
         const vec<Src, V> x2 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 2) * bd) * V);
         const vec<Src, V> x3 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 3) * bd) * V);
-        acc = combine_vec<Acc, Op>(acc, x0, a.map);
-        acc = combine_vec<Acc, Op>(acc, x1, a.map);
-        acc = combine_vec<Acc, Op>(acc, x2, a.map);
-        acc = combine_vec<Acc, Op>(acc, x3, a.map);
+        acc = combine_vec<Acc, Op>(acc, x0, a.map, a.head + (first + (int64_t)(k + 0) * bd) * V);
+        acc = combine_vec<Acc, Op>(acc, x1, a.map, a.head + (first + (int64_t)(k + 1) * bd) * V);
+        acc = combine_vec<Acc, Op>(acc, x2, a.map, a.head + (first + (int64_t)(k + 2) * bd) * V);
+        acc = combine_vec<Acc, Op>(acc, x3, a.map, a.head + (first + (int64_t)(k + 3) * bd) * V);
       }
       for (; k < L; ++k)
-        acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V), a.map);
+        acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V), a.map,
+                                   a.head + (first + (int64_t)k * bd) * V);
     } else {
       for (int k = 0; k < L; ++k) {
         const int64_t i = first + (int64_t)k * bd;
-        if (i < a.nvec) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map);
+        if (i < a.nvec) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map, a.head + i * V);
       }
     }
   }
   // Fewer than 2V scalars around the vectors; blockDim.x >= 32 >= 2V covers them.
   if (blockIdx.x == 0) {
     const int64_t t = threadIdx.x;
-    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t)));
+    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t), t));
     else if (t - a.head < a.tail)
-      acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(vsrc + a.nvec * V + (t - a.head))));
+      acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(vsrc + a.nvec * V + (t - a.head)),
+                                                   a.nvec * V + t));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, fin);
 }
 
 // ---- pass 1, any strides: the general path ----------------------------------------------------
+// i is the element's position in the canonical order; for a user op the host keeps the
+// source's own index order (src/core/canonical.c), so that i is akx_findall's position.
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
 void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
@@ -101,7 +105,7 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish
     // Canonical sources have their smallest stride last: neighbouring threads, neighbouring
     // addresses.
     const int64_t off = mixed_radix_offset(i, s.ndim, s.shape, s.strides);
-    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off)));
+    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off), i));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, fin);

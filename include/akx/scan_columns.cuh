@@ -31,16 +31,16 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
   const int64_t i_begin = chunk * p.chunk_len;
   const int64_t i_end = p.n - i_begin < p.chunk_len ? p.n : i_begin + p.chunk_len;
   if (mode == columns_reduce) {
-    Acc acc = cvt<Acc>(gld_wide(src + i_begin * p.src_step));
+    Acc acc = op_load<Op, Acc>(gld_wide(src + i_begin * p.src_step), i_begin);
     for (int64_t i = i_begin + 1; i < i_end; ++i)
-      acc = Op::apply(acc, cvt<Acc>(gld_wide(src + i * p.src_step)));
+      acc = Op::apply(acc, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i));
     gst(carries + g, acc);
     return;
   }
   Acc running = mode == columns_scan_from_carry ? gld(carries + g) : S::identity();
   for (int64_t i = i_begin; i < i_end; ++i) {
-    const Acc after = Op::apply(running, cvt<Acc>(gld_wide(src + i * p.src_step)));
-    gst_wide(dst + i * p.dst_step, cvt<Dst>(result(running, after, i == 0)));
+    const Acc after = Op::apply(running, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i));
+    gst_wide(dst + i * p.dst_step, op_store<Op, Dst>(result(running, after, i == 0)));
     running = after;
   }
 }

@@ -14,6 +14,7 @@ namespace akx {
 
 template <class Op, class Acc>
 struct plain_scan {
+  using op = Op;
   using T = Acc;
   using value_type = Acc;
   static constexpr bool segmented = false;
@@ -35,6 +36,7 @@ struct seg_value {
 
 template <class Op, class Acc>
 struct seg_scan {
+  using op = Op;
   using T = seg_value<Acc>;
   using value_type = Acc;
   static constexpr bool segmented = true;

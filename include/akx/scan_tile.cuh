@@ -78,10 +78,10 @@ struct scan_policy {
   int64_t d_slice, d_i;
 
   AKX_DEVICE Acc load(const slice_cursor &c) const {
-    return cvt<Acc>(gld_wide(src + index_map_offset(src_outer, c.slice) + c.i * src_step));
+    return op_load<typename S::op, Acc>(gld_wide(src + index_map_offset(src_outer, c.slice) + c.i * src_step), c.i);
   }
   AKX_DEVICE void store(const slice_cursor &c, const Acc &v, int64_t) const {
-    gst_wide(dst + index_map_offset(dst_outer, c.slice) + c.i * dst_step, cvt<Dst>(v));
+    gst_wide(dst + index_map_offset(dst_outer, c.slice) + c.i * dst_step, op_store<typename S::op, Dst>(v));
   }
   AKX_DEVICE Acc emit(const typename S::T &before, const typename S::T &after, const Acc &,
                       bool head) const {

@@ -23,6 +23,7 @@
 namespace akx {
 using std::bool_constant;
 using std::conditional;
+using std::declval;
 using std::false_type;
 using std::is_floating_point;
 using std::is_integral;
@@ -132,6 +133,9 @@ template <> struct make_unsigned<unsigned long long> { using type = unsigned lon
 
 template <class T>
 struct is_trivially_copyable : bool_constant<__is_trivially_copyable(T)> {};
+
+template <class T>
+T &&declval() noexcept;
 
 // lowest(), max() and, for float and double, infinity(): the members the kernels use.
 template <class T>

@@ -52,6 +52,10 @@ struct akx_context {
     uintptr_t held_lo, held_hi;
     struct akx_context *next_holder;
   } ws;
+  /* User ops created on this context (src/core/user_ops.c), and the library's ARGMIN/ARGMAX
+   * for each source dtype (created at first use), guarded by `lock`. */
+  struct akx__user_op **user_ops;
+  size_t n_user_ops, cap_user_ops;
   /* Held by every call on the context (akx__lock): its stream, workspace and launches
    * belong to one call at a time. Recursive, so a call may use another entry point. */
   pthread_mutex_t lock;

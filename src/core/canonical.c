@@ -1,7 +1,7 @@
 /* Canonical layout of a reduction source (PyTorch's way: fold any N-d view to as few dims
  * as possible before choosing a kernel), and the fold every family's canonical form uses.
- * Every op here is commutative, so the order in which elements are visited is free: negative
- * strides are flipped and dims sorted. */
+ * The built-in ops are commutative, so the order in which elements are visited is free: negative
+ * strides are flipped and dims sorted. A user op's map reads positions: its form keeps them. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -25,6 +25,29 @@ void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__sour
   out->ndim = nd;
   out->contiguous = nd == 0 || (nd == 1 && out->strides[0] == 1);
   if (nd == 0) { /* one element (or all dims of size 1) */
+    out->ndim = 1;
+    out->shape[0] = out->n;
+    out->strides[0] = 1;
+  }
+}
+
+void akx__canonical_source_ordered(const akx_array *a, const akx__extent *ext, akx__source *out) {
+  memset(out, 0, sizeof *out);
+  out->dtype = a->dtype;
+  out->n = ext->count;
+  out->data = a->data;
+  int32_t nd = 0;
+  for (int32_t d = 0; d < a->ndim; ++d) {
+    if (a->shape[d] == 1) continue;
+    out->shape[nd] = a->shape[d];
+    out->strides[nd] = a->strides[d];
+    ++nd;
+  }
+  int64_t *const strides[1] = {out->strides};
+  nd = akx__fold_dims(nd, out->shape, strides, 1);
+  out->ndim = nd;
+  out->contiguous = nd == 0 || (nd == 1 && out->strides[0] == 1);
+  if (nd == 0) {
     out->ndim = 1;
     out->shape[0] = out->n;
     out->strides[0] = 1;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 #include "internal.h"
+#include "jit/user_op.h"
 
 static akx_status open_backend(akx_context *ctx, const akx__backend *be, int device) {
   memset(ctx, 0, sizeof *ctx);
@@ -70,6 +71,7 @@ void akx_context_destroy(akx_context *ctx) {
   akx__lock(ctx);
   ctx->be->synchronize(ctx);
   akx__workspace_destroy(ctx);
+  akx__user_ops_destroy(ctx);
   ctx->be->close(ctx);
   akx__unlock(ctx);
   pthread_mutex_destroy(&ctx->lock);

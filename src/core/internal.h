@@ -11,6 +11,14 @@ extern "C" {
 #endif
 
 const char *akx__op_name(akx_op op);
+
+/* ---- accumulators (src/core/user_ops.c): a dtype's, or a user op's (src/jit/user_op.h) ---- */
+struct akx__user_op;
+/* Bytes and alignment of one accumulator as the kernels carry it. */
+size_t akx__acc_size(akx_dtype acc, const struct akx__user_op *u);
+size_t akx__acc_align(akx_dtype acc, const struct akx__user_op *u);
+/* opts->init (one host value of the accumulator) into a plan's init bytes. */
+void akx__acc_init(unsigned char *init, const void *value, akx_dtype acc, const struct akx__user_op *u);
 const char *akx__map_name(akx_map m);
 /* "rows", "columns", ... (src/reduce/reduce_dims.c) */
 const char *akx__reduce_dims_shape_name(int shape);
@@ -73,6 +81,10 @@ akx_status akx__finish_host(int32_t op, int32_t acc, const void *bare, const akx
 
 /* ---- layout (src/core/canonical.c) ---- */
 void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__source *out);
+/* The same without flipping: every dim walked in its own index order, dims ordered by
+ * decreasing |stride| and merged where they tile, so that the canonical linear index is the
+ * element's position in memory order (akx_findall's). For user ops, whose map sees it. */
+void akx__canonical_source_ordered(const akx_array *a, const akx__extent *ext, akx__source *out);
 /* Folds nd dims of `narrays` arrays over one shape to as few as the layout allows, in place;
  * returns the new count. Dims are sorted by decreasing |stride| of array 0 (ties: of array
  * 1, ...; stable), the innermost last; then a dim merges into its outer neighbour where, in

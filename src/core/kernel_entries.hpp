@@ -9,6 +9,19 @@ inline int32_t source_dtype(const akx__reduce_whole_plan &p) { return p.src.dtyp
 inline int32_t source_dtype(const akx__reduce_dims_plan &p) { return p.src_dtype; }
 inline int32_t source_dtype(const akx__scan_plan &p) { return p.src_dtype; }
 inline int32_t source_dtype(const akx__findall_plan &p) { return p.src_dtype; }
+// The family (src/jit/instance.h) and the dst dtype a user op's entry is compiled for.
+inline int family_id(const akx__reduce_whole_plan &) { return 0; }
+inline int family_id(const akx__reduce_dims_plan &) { return 1; }
+inline int family_id(const akx__scan_plan &) { return 2; }
+inline int family_id(const akx__findall_plan &) { return 3; }
+inline int32_t op_of(const akx__reduce_whole_plan &p) { return p.op; }
+inline int32_t op_of(const akx__reduce_dims_plan &p) { return p.op; }
+inline int32_t op_of(const akx__scan_plan &p) { return p.op; }
+inline int32_t op_of(const akx__findall_plan &) { return 0; }
+inline int32_t dst_of(const akx__reduce_whole_plan &p) { return p.finish.dst_dtype; }
+inline int32_t dst_of(const akx__reduce_dims_plan &p) { return p.finish.dst_dtype; }
+inline int32_t dst_of(const akx__scan_plan &p) { return p.dst_dtype; }
+inline int32_t dst_of(const akx__findall_plan &) { return -1; }
 inline const char *family_name(const akx__reduce_whole_plan &) { return "reduce_whole"; }
 inline const char *family_name(const akx__reduce_dims_plan &) { return "reduce_dims"; }
 inline const char *family_name(const akx__scan_plan &) { return "scan"; }

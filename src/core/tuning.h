@@ -8,11 +8,11 @@ extern "C" {
 #endif
 
 typedef enum {
-  AKX__FAMILY_REDUCE_WHOLE, /* include/akx/reduce_whole.cuh */
-  AKX__FAMILY_SCAN_TILE,    /* whole-array and slice tile scans (include/akx/scan_*.cuh) */
-  AKX__FAMILY_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
-  AKX__FAMILY_REDUCE_DIMS   /* reductions along dims (include/akx/reduce_dims*.cuh) */
-} akx__family;
+  AKX__TUNE_REDUCE_WHOLE, /* include/akx/reduce_whole.cuh */
+  AKX__TUNE_SCAN_TILE,    /* whole-array and slice tile scans (include/akx/scan_*.cuh) */
+  AKX__TUNE_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
+  AKX__TUNE_REDUCE_DIMS   /* reductions along dims (include/akx/reduce_dims*.cuh) */
+} akx__tuning_family;
 
 typedef struct {
   int32_t block_size;
@@ -23,7 +23,7 @@ typedef struct {
 /* The row for a device of this compute capability (the device's own: a CUDA context's
  * info, a sim profile's) and accumulator size; an unknown device gets the default row;
  * explicit overrides (non-zero) win. */
-akx__tuning akx__tuning_lookup(akx__family family, int cc_major, int cc_minor, size_t acc_size,
+akx__tuning akx__tuning_lookup(akx__tuning_family family, int cc_major, int cc_minor, size_t acc_size,
                                const akx__tuning *overrides);
 
 #ifdef __cplusplus

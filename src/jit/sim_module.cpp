@@ -200,7 +200,30 @@ akx_status headers_on_disk(std::string *dir) {
 struct module_job {
   const toolchain *tc;
   std::string source, name;
+  bool user = false;  // the unit holds a user op's source: a compile error is the caller's
 };
+
+// The first line of a compile log that reports an error (gcc's and clang's "file:line:col:
+// error: ..."), else its first line. A failed static_assert of src/jit/user_op.c's checks
+// says "akx rule: ...": that sentence alone.
+std::string first_error(const std::string &log) {
+  size_t at = 0;
+  std::string first;
+  while (at < log.size()) {
+    const size_t end = log.find('\n', at);
+    const std::string line = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (first.empty()) first = line;
+    if (const size_t r = line.find("akx rule: "); r != std::string::npos) {
+      std::string rule = line.substr(r + 10);
+      while (!rule.empty() && (rule.back() == '"' || rule.back() == '\'' || rule.back() == ' ')) rule.pop_back();
+      return rule;
+    }
+    if (line.find(": error:") != std::string::npos || line.find(": fatal error:") != std::string::npos) return line;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return first;
+}
 
 akx_status build_module(void *arg, void **bytes, size_t *size) {
   auto *job = static_cast<module_job *>(arg);
@@ -226,9 +249,13 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
     const int rc = run(argv, &log);
     akx__compile_log_set(log.c_str());
     if (rc != 0) {
-      const std::string first = log.substr(0, log.find('\n'));
-      s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s with %s failed (exit %d): %s",
-                    job->name.c_str(), job->tc->cxx.c_str(), rc, first.c_str());
+      const std::string first = first_error(log);
+      if (job->user)
+        s = akx__fail(AKX_ERROR_INVALID_ARGUMENT, "desc->source does not compile (%s): %s", job->tc->cxx.c_str(),
+                      first.c_str());
+      else
+        s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s with %s failed (exit %d): %s",
+                      job->name.c_str(), job->tc->cxx.c_str(), rc, first.c_str());
     }
   }
   if (s == AKX_SUCCESS) {
@@ -289,17 +316,10 @@ extern "C" akx_status akx__sim_module_source(const char *family, int32_t src_dty
   return *text ? AKX_SUCCESS : akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
 }
 
-extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **entry) {
-  char *unit = nullptr;
-  AKX_TRY(akx__sim_module_source(family, src_dtype, &unit));
+extern "C" akx_status akx__sim_module_open(const char *name, const char *unit, int user, void **handle) {
   const toolchain &tc = get_toolchain();
-  if (tc.status != AKX_SUCCESS) {
-    free(unit);
-    return akx__fail(tc.status, "%s", tc.error);
-  }
-  module_job job{&tc, std::string("#include \"akx/sim_module.inl\"\n") + unit,
-                 std::string("akx_") + family_of(family)->file + "_" + dtype_name(src_dtype)};
-  free(unit);
+  if (tc.status != AKX_SUCCESS) return akx__fail(tc.status, "%s", tc.error);
+  module_job job{&tc, std::string("#include \"akx/sim_module.inl\"\n") + unit, name, user != 0};
   // Everything that makes the object: this libakx, the compiler and its flags, the text and
   // every header it may include.
   akx__jit_hasher h;
@@ -313,11 +333,23 @@ extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtyp
   akx__jit_key_add(&h, tc.headers.b, sizeof tc.headers.b);
   akx__jit_key key;
   akx__jit_key_end(&h, &key);
-  void *dl = nullptr;
-  AKX_TRY(akx__jit_cache_get(&key, ".so", build_module, load_module, &job, &dl));
-  const std::string symbol = std::string("akx__sim_") + family + "_" + dtype_name(src_dtype);
-  *entry = dlsym(dl, symbol.c_str());
-  if (!*entry)
-    return akx__fail(AKX_ERROR_INTERNAL, "the sim's module %s has no entry %s", job.name.c_str(), symbol.c_str());
+  return akx__jit_cache_get(&key, ".so", build_module, load_module, &job, handle);
+}
+
+extern "C" akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry) {
+  *entry = dlsym(handle, symbol);
+  if (!*entry) return akx__fail(AKX_ERROR_INTERNAL, "the sim's module %s has no entry %s", name, symbol);
   return AKX_SUCCESS;
+}
+
+extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **entry) {
+  char *unit = nullptr;
+  AKX_TRY(akx__sim_module_source(family, src_dtype, &unit));
+  const std::string name = std::string("akx_") + family_of(family)->file + "_" + dtype_name(src_dtype);
+  void *dl = nullptr;
+  const akx_status s = akx__sim_module_open(name.c_str(), unit, 0, &dl);
+  free(unit);
+  AKX_TRY(s);
+  const std::string symbol = std::string("akx__sim_") + family + "_" + dtype_name(src_dtype);
+  return akx__sim_module_symbol(dl, name.c_str(), symbol.c_str(), entry);
 }

@@ -20,6 +20,15 @@ akx_status akx__sim_module_source(const char *family, int32_t src_dtype, char **
  * when the compiler is missing or fails (its log: akx__compile_log_get). */
 akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **entry);
 
+/* Any unit (text after the module prelude, include/akx/sim_module.inl) compiled and loaded
+ * once per process through the kernel cache: its dlopen handle. `name` names it in
+ * sentences. A compile failure is AKX_ERROR_UNSUPPORTED, or, with `user` (the unit holds a
+ * user op's source), AKX_ERROR_INVALID_ARGUMENT with the first error (src/jit/user_op.c's
+ * "akx rule" sentences as they are); the whole log: akx__compile_log_get. */
+akx_status akx__sim_module_open(const char *name, const char *unit, int user, void **handle);
+/* dlsym of an opened module; AKX_ERROR_INTERNAL naming both when absent. */
+akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry);
+
 #ifdef __cplusplus
 }
 #endif

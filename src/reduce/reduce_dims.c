@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reduce_dims.h"
+#include "jit/user_op.h"
 #include "reduce_whole.h"
 #include "tuning.h"
 
@@ -69,6 +70,7 @@ const char *akx__reduce_dims_shape_name(int shape) {
 typedef struct {
   akx__extent src_ext, dst_ext;
   akx_dtype acc;
+  akx__user_op *user; /* the op's user op (ARGMIN/ARGMAX or a caller's), else NULL */
 } dims_checked;
 
 static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_array *src,
@@ -78,11 +80,24 @@ static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | memory, &c->src_ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
-  if ((unsigned)op >= AKX_OP_COUNT)
+  const int arg = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
+  const int own = arg || (int)op >= AKX_USER_OP_FIRST;
+  if ((unsigned)op >= AKX_OP_COUNT && !own)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
-  AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &c->acc));
+  c->user = NULL;
+  if (own) {
+    c->acc = AKX_DTYPE_AUTO;
+    AKX_TRY(akx__user_op_resolve((akx_context *)ctx, op, src->dtype, map, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO,
+                                 opts ? opts->fold : 0, "akx_reduce_dims", &c->user));
+  } else {
+    AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &c->acc));
+  }
   AKX_TRY(akx__check_array(ctx, dst, "dst", memory, &c->dst_ext));
+  if (arg && dst->dtype != AKX_INT64 && dst->dtype != src->dtype)
+    return akx__fail(AKX_ERROR_UNSUPPORTED,
+                     "dst->dtype is %s; op %s stores the int64 position, or the value into a dst of src's "
+                     "dtype (%s)", akx_dtype_name(dst->dtype), akx__op_name(op), akx_dtype_name(src->dtype));
   if (dst->ndim != src->ndim)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst->ndim is %d but src->ndim is %d; they must match",
                      (int)dst->ndim, (int)src->ndim);
@@ -94,7 +109,8 @@ static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_
   }
   if (memory) AKX_TRY(akx__check_disjoint(dst, &c->dst_ext, "dst", src, &c->src_ext, "src"));
   /* Each output reduces src->count / dst->count elements: none when src is empty. */
-  if (c->dst_ext.count > 0 && c->src_ext.count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) &&
+  const int no_neutral = op == AKX_OP_MIN || op == AKX_OP_MAX || arg || (c->user && !c->user->info.has_identity);
+  if (c->dst_ext.count > 0 && c->src_ext.count == 0 && no_neutral &&
       !(opts && opts->init) && !(opts && opts->fold))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "src is empty along the reduced dims and op %s has no neutral value to "
@@ -105,7 +121,9 @@ static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_
 
 /* ---- canonical form ---------------------------------------------------------------------------- */
 
-static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce_dims_plan *p) {
+/* keep_order: the reduced dims keep their signs (a user op's map reads positions in memory
+ * order); the kept dims flip all the same (each output is its own reduction). */
+static void canonicalise(const akx_array *dst, const akx_array *src, int keep_order, akx__reduce_dims_plan *p) {
   const int64_t ssize = (int64_t)akx_dtype_size(src->dtype), dsize = (int64_t)akx_dtype_size(dst->dtype);
   /* Addresses as integers: a size query passes NULL data, and NULL + offset is undefined. */
   uintptr_t sbase = (uintptr_t)src->data;
@@ -129,7 +147,10 @@ static void canonicalise(const akx_array *dst, const akx_array *src, akx__reduce
       p->kshape[nk] = n; p->ksrc[nk] = ss; p->kdst[nk] = ds; ++nk;
     } else { /* reduced: flip to a positive stride */
       int64_t ss = src->strides[d];
-      if (ss < 0) { sbase += (uintptr_t)(n - 1) * (uintptr_t)ss * (uintptr_t)ssize; /* mod 2^64, no UB */ ss = -ss; }
+      if (ss < 0 && !keep_order) {
+        sbase += (uintptr_t)(n - 1) * (uintptr_t)ss * (uintptr_t)ssize; /* mod 2^64, no UB */
+        ss = -ss;
+      }
       p->rshape[nr] = n; p->rstride[nr] = ss; ++nr;
     }
   }
@@ -169,7 +190,7 @@ static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, in
 
 /* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with its rules:
  * docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim profile's). */
-static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd) {
+static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd, size_t acc_bytes) {
   const int64_t device_threads = (int64_t)ctx->info.sm_count * ctx->info.max_threads_per_sm;
   const int64_t size = (int64_t)akx_dtype_size((akx_dtype)p->src_dtype);
   const int contiguous_reduction = p->rdims >= 1 && p->rstride[p->rdims - 1] == 1;
@@ -224,7 +245,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
        * wave gains (the model: 768x1024x8 float32 dims=2, 0.97 waves, 14.1 us one pass,
        * 18.8 us split in two; 3072x2048 at 0.48 waves: 26.2 us one pass, 18.5 us split). */
       if (p->blocks_x * bd * 2 < device_threads) {
-        const int64_t acc_size = (int64_t)akx_dtype_size((akx_dtype)p->acc);
+        const int64_t acc_size = (int64_t)acc_bytes;
         const int64_t most = p->len * size / (2 * acc_size * AKX__PARTIAL_BYTES_SHARE);
         p->splits = (int32_t)min64(splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
                                               AKX__LOADS_PER_THREAD),
@@ -245,30 +266,31 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   (void)per_output;
 }
 
-static akx__tuning tuning_for(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
+static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
-  return akx__tuning_lookup(AKX__FAMILY_REDUCE_DIMS, ctx->info.cc_major, ctx->info.cc_minor,
-                            akx_dtype_size(acc), &over);
+  return akx__tuning_lookup(AKX__TUNE_REDUCE_DIMS, ctx->info.cc_major, ctx->info.cc_minor,
+                            acc_size, &over);
 }
 
 static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
-                           akx__reduce_dims_plan *p) {
+                           const akx__user_op *user, akx__reduce_dims_plan *p) {
   memset(p, 0, sizeof *p);
-  canonicalise(dst, src, p);
+  canonicalise(dst, src, user != NULL, p);
   p->map = map;
-  p->op = op;
+  p->op = user ? user->id : op;
   p->acc = acc;
+  const size_t acc_size = akx__acc_size(acc, user);
   p->finish.dst_dtype = dst->dtype;
   p->finish.fold = opts ? opts->fold : 0;
   p->finish.empty = p->len == 0;
   if (opts && opts->init) {
     p->finish.has_init = 1;
-    memcpy(p->finish.init, opts->init, akx_dtype_size(acc));
+    akx__acc_init(p->finish.init, opts->init, acc, user);
   }
-  const akx__tuning t = tuning_for(ctx, acc, opts);
-  columns_shape(ctx, p, t.block_size);
+  const akx__tuning t = tuning_for(ctx, acc_size, opts);
+  columns_shape(ctx, p, t.block_size, acc_size);
   if (p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS) {
     /* 16-byte loads when every run of an output starts at the same phase. */
     const int64_t size = (int64_t)akx_dtype_size(src->dtype);
@@ -285,10 +307,10 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
 }
 
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
-                              const akx_reduce_opts *opts) {
-  if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, opts);
+                              const akx__user_op *user, const akx_reduce_opts *opts) {
+  if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
   if (p->splits <= 1) return 0;
-  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx_dtype_size((akx_dtype)p->acc), 256);
+  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx__acc_size((akx_dtype)p->acc, user), 256);
 }
 
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
@@ -297,7 +319,7 @@ akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *
   dims_checked c;
   AKX_TRY(check(ctx, dst, src, map, op, opts, 0, &c));
   if (!plan) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  return plan_for(ctx, dst, src, map, op, opts, c.acc, plan);
+  return plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, plan);
 }
 
 akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_array *dst,
@@ -308,8 +330,8 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
   /* Shapes and dtypes only (zstd's size queries): the data pointers need not exist yet. */
   AKX_TRY(check(ctx, dst, src, map, op, opts, 0, &c));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, &p));
-  *bytes = workspace_bytes(ctx, &p, opts);
+  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, &p));
+  *bytes = workspace_bytes(ctx, &p, c.user, opts);
   return AKX_SUCCESS;
 }
 
@@ -318,13 +340,15 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
   dims_checked c;
   akx__reduce_dims_plan p;
   AKX_TRY(check(ctx, dst, src, map, op, opts, AKX__ARRAY_MEMORY, &c));
-  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, &p));
+  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, &p));
   switch (p.shape) {
     case AKX__DIMS_NONE: return AKX_SUCCESS; /* nothing kept, nothing to write */
-    case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc);
+    case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc, c.user);
     default: break;
   }
-  const size_t bytes = workspace_bytes(ctx, &p, opts);
+  /* A user op's kernels are compiled (or found) before the workspace changes. */
+  if (c.user) AKX_TRY(akx__user_op_prepare(ctx, c.user, AKX__FAMILY_REDUCE_DIMS, src->dtype, dst->dtype));
+  const size_t bytes = workspace_bytes(ctx, &p, c.user, opts);
   if (bytes > 0) AKX_TRY(akx__workspace(ctx, bytes, &p.partials));
   return ctx->be->reduce_dims(ctx, &p);
 }

@@ -5,18 +5,50 @@
 #include "internal.h"
 #include "reduce_whole.h"
 #include "tuning.h"
+#include "jit/user_op.h"
 
 /* Everything akx_mapreduce checks but the context; ctx may be NULL (the result-dtype query)
  * when src_flags does not ask for memory checks. */
 static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                              const akx_reduce_opts *opts, int src_flags, akx__extent *ext,
-                             akx_dtype *acc) {
+                             akx_dtype *acc, akx__user_op **user) {
   AKX_TRY(akx__check_array(ctx, src, "src", src_flags, ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
-  if ((unsigned)op >= AKX_OP_COUNT)
+  const int own = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (int)op >= AKX_USER_OP_FIRST;
+  if ((unsigned)op >= AKX_OP_COUNT && !own)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
+  *user = NULL;
+  if (own) {
+    /* An op with its own accumulator: a user op, or ARGMIN/ARGMAX (src/jit/user_op.h). */
+    *acc = AKX_DTYPE_AUTO;
+    const int32_t requested = opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO;
+    if (ctx) {
+      AKX_TRY(akx__user_op_resolve((akx_context *)ctx, op, src->dtype, map, requested, opts ? opts->fold : 0,
+                                   "akx_mapreduce", user));
+    } else {
+      /* The result-dtype query has no context: the op is checked by the calls that take one. */
+      if (map != AKX_MAP_IDENTITY)
+        return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %s; op %d applies its own map: pass AKX_MAP_IDENTITY",
+                         akx__map_name(map), (int)op);
+      if (requested != AKX_DTYPE_AUTO)
+        return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->acc is %d; op %d has its own accumulator: pass "
+                         "AKX_DTYPE_AUTO", (int)requested, (int)op);
+      if ((op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX) &&
+          (src->dtype == AKX_COMPLEX64 || src->dtype == AKX_COMPLEX128))
+        return akx__fail(AKX_ERROR_UNSUPPORTED, "op %s is not defined on %s sources: complex numbers have no order",
+                         akx__op_name(op), akx_dtype_name(src->dtype));
+    }
+    /* No neutral element to return for nothing: ARGMIN/ARGMAX (numpy raises) and a user op
+     * without identity. */
+    const int no_empty = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (*user && !(*user)->info.has_identity);
+    if (ext->count == 0 && no_empty && !(opts && opts->init) && !(opts && opts->fold))
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "src is empty and op %d has no neutral value to return: pass opts->init or opts->fold",
+                       (int)op);
+    return AKX_SUCCESS;
+  }
   AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
   /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r):
    * the neutral element the kernel starts from is then only combined with it. */
@@ -31,37 +63,44 @@ static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_m
 
 akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
                                    akx_op op, const akx_reduce_opts *opts, int src_flags,
-                                   akx__extent *ext, akx_dtype *acc) {
+                                   akx__extent *ext, akx_dtype *acc, akx__user_op **user) {
   AKX_TRY(akx__check_context(ctx));
-  return check_args(ctx, src, map, op, opts, src_flags, ext, acc);
+  return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user);
 }
 
-static akx__tuning tuning_for(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
+static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
-  return akx__tuning_lookup(AKX__FAMILY_REDUCE_WHOLE, ctx->info.cc_major, ctx->info.cc_minor,
-                            akx_dtype_size(acc), &over);
+  return akx__tuning_lookup(AKX__TUNE_REDUCE_WHOLE, ctx->info.cc_major, ctx->info.cc_minor,
+                            acc_size, &over);
 }
 
-size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts) {
+size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
+                                   const akx_reduce_opts *opts) {
   /* target_blocks partials and one slot for a bare host result, whatever n: the size only
    * grows with the options, never shrinks with n. */
-  const akx__tuning t = tuning_for(ctx, acc, opts);
-  return AKX__ROUND_UP(((size_t)t.target_blocks + 1) * akx_dtype_size(acc), 256);
+  const size_t size = akx__acc_size(acc, user);
+  const akx__tuning t = tuning_for(ctx, size, opts);
+  return AKX__ROUND_UP(((size_t)t.target_blocks + 1) * size, 256);
 }
 
 akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
                                  akx_map map, akx_op op, const akx_reduce_opts *opts,
-                                 akx_dtype acc, const akx__finish *finish, void *host_result) {
+                                 akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
+                                 void *host_result) {
   akx__reduce_whole_plan p;
   memset(&p, 0, sizeof p);
-  if (ext->count > 0) akx__canonical_source(src, ext, &p.src);
+  if (ext->count > 0) {
+    if (user) akx__canonical_source_ordered(src, ext, &p.src);
+    else akx__canonical_source(src, ext, &p.src);
+  }
   p.src.dtype = src->dtype;
   p.src.n = ext->count;
   p.map = map;
-  p.op = op;
+  p.op = user ? user->id : op;
   p.acc = acc;
-  const akx__tuning t = tuning_for(ctx, acc, opts);
+  const size_t acc_size = akx__acc_size(acc, user);
+  const akx__tuning t = tuning_for(ctx, acc_size, opts);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;
   /* A tile is what one block loads per step (include/akx/reduce_whole.cuh): block_size threads
@@ -74,11 +113,21 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   p.finish = *finish;
   p.finish.empty = ext->count == 0;
 
+  /* A user op's kernels are compiled (or found) before the workspace changes. */
+  if (user) AKX_TRY(akx__user_op_prepare(ctx, user, AKX__FAMILY_REDUCE_WHOLE, src->dtype, p.finish.dst_dtype));
   void *ws;
-  AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, opts), &ws));
+  AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws));
   p.partials = ws;
-  const size_t acc_size = akx_dtype_size(acc);
   void *slot = (char *)ws + (size_t)p.blocks * acc_size;
+  if (host_result && user) {
+    /* The host cannot run a user op's combine: the device finishes into the slot (with the
+     * previous value there for fold) and the user's accumulator comes back as it is. */
+    p.finish.dst = slot;
+    if (p.finish.fold)
+      AKX_TRY(ctx->be->memcpy(ctx, slot, host_result, user->info.acc_size, AKX_COPY_HOST_TO_DEVICE));
+    AKX_TRY(ctx->be->reduce_whole(ctx, &p));
+    return ctx->be->memcpy(ctx, host_result, slot, user->info.acc_size, AKX_COPY_DEVICE_TO_HOST);
+  }
   if (host_result) {
     p.finish.bare = 1;
     p.finish.dst = slot;
@@ -94,14 +143,14 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
 }
 
 static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
-                             void *dst, akx_dtype dst_dtype) {
+                             const akx__user_op *user, void *dst, akx_dtype dst_dtype) {
   memset(f, 0, sizeof *f);
   f->dst = dst;
   f->dst_dtype = dst_dtype;
   f->fold = opts ? opts->fold : 0;
   if (opts && opts->init) {
     f->has_init = 1;
-    memcpy(f->init, opts->init, akx_dtype_size(acc));
+    akx__acc_init(f->init, opts->init, acc, user);
   }
 }
 
@@ -109,19 +158,21 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                          const akx_reduce_opts *opts, void *result, akx_where where) {
   akx__extent ext;
   akx_dtype acc;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc));
+  akx__user_op *user;
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc,
+                                  &user));
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
   if ((int)where != AKX_HOST && (int)where != AKX_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
   if (where == AKX_DEVICE) {
     /* The finishing store writes one accumulator there: a misaligned one faults on the GPU
      * (a sticky error) after pass 1 has run. */
-    const size_t align = akx__dtype_alignment(acc);
+    const size_t align = user ? user->info.acc_align : akx__dtype_alignment(acc);
     if ((uintptr_t)result % align != 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "result = %p is not aligned to its %s accumulator (%zu bytes)", result,
-                       akx_dtype_name(acc), align);
-    if (ctx->be->is_device_range(ctx, result, akx_dtype_size(acc)) == 0)
+                       user ? "op's" : akx_dtype_name(acc), align);
+    if (ctx->be->is_device_range(ctx, result, user ? user->info.acc_size : akx_dtype_size(acc)) == 0)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "result = %p is not device memory of this context, but where is AKX_DEVICE",
                        result);
@@ -133,8 +184,8 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                                      "capture it with where = AKX_DEVICE and copy the result "
                                      "after the graph ran"));
   akx__finish f;
-  finish_from_opts(&f, opts, acc, result, acc);
-  return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, &f,
+  finish_from_opts(&f, opts, acc, user, result, acc);
+  return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, user, &f,
                                where == AKX_HOST ? result : NULL);
 }
 
@@ -142,10 +193,11 @@ akx_status akx_mapreduce_workspace_size(const akx_context *ctx, const akx_array 
                                         akx_op op, const akx_reduce_opts *opts, size_t *bytes) {
   akx__extent ext;
   akx_dtype acc;
+  akx__user_op *user;
   /* Shapes and dtypes only (zstd's size queries): src->data need not exist yet. */
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc));
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc, &user));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  *bytes = akx__reduce_whole_workspace(ctx, acc, opts);
+  *bytes = akx__reduce_whole_workspace(ctx, acc, user, opts);
   return AKX_SUCCESS;
 }
 
@@ -153,7 +205,8 @@ akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op 
                                       const akx_reduce_opts *opts, akx_dtype *dtype) {
   akx__extent ext;
   akx_dtype acc;
-  AKX_TRY(check_args(NULL, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc));
+  akx__user_op *user;
+  AKX_TRY(check_args(NULL, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc, &user));
   if (!dtype) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dtype is NULL");
   *dtype = acc;
   return AKX_SUCCESS;
@@ -161,10 +214,10 @@ akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op 
 
 akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const akx_array *src,
                                   const akx__extent *ext, akx_map map, akx_op op,
-                                  const akx_reduce_opts *opts, akx_dtype acc) {
+                                  const akx_reduce_opts *opts, akx_dtype acc, const akx__user_op *user) {
   akx__finish f;
-  finish_from_opts(&f, opts, acc, dst->data, dst->dtype);
-  return akx__reduce_whole_run(ctx, src, ext, map, op, opts, acc, &f, NULL);
+  finish_from_opts(&f, opts, acc, user, dst->data, dst->dtype);
+  return akx__reduce_whole_run(ctx, src, ext, map, op, opts, acc, user, &f, NULL);
 }
 
 akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,

@@ -2,20 +2,24 @@
 #ifndef AKX_REDUCE_WHOLE_H
 #define AKX_REDUCE_WHOLE_H
 #include "internal.h"
+#include "jit/user_op.h"
 
 /* Validates ctx, src, map, op, opts; resolves the accumulator; refuses an empty MIN/MAX
- * without init. */
+ * without init. *user: the op's user op (ARGMIN/ARGMAX or akx_user_op_create's), else NULL;
+ * *acc is then AKX_DTYPE_AUTO. */
 akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src, akx_map map,
                                    akx_op op, const akx_reduce_opts *opts, int src_flags,
-                                   akx__extent *ext, akx_dtype *acc);
-size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx_reduce_opts *opts);
+                                   akx__extent *ext, akx_dtype *acc, akx__user_op **user);
+size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
+                                   const akx_reduce_opts *opts);
 /* Plans and launches; finish says where the result goes. host_result non-NULL: the last
  * pass stores a bare partial, copied back and finished on the host into host_result. */
 akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
                                  akx_map map, akx_op op, const akx_reduce_opts *opts,
-                                 akx_dtype acc, const akx__finish *finish, void *host_result);
+                                 akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
+                                 void *host_result);
 /* Into the one element of a device array dst (converted to dst's dtype). */
 akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const akx_array *src,
                                   const akx__extent *ext, akx_map map, akx_op op,
-                                  const akx_reduce_opts *opts, akx_dtype acc);
+                                  const akx_reduce_opts *opts, akx_dtype acc, const akx__user_op *user);
 #endif

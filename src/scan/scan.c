@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "akx/block_limits.h"
 #include "scan_plan.h"
+#include "jit/user_op.h"
 #include "tuning.h"
 
 akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
@@ -24,7 +25,7 @@ akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) 
 akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
                                   int32_t items_per_thread) {
   const akx__tuning over = {block_size, items_per_thread, 0};
-  return akx__tuning_lookup(AKX__FAMILY_SCAN_TILE, ctx->info.cc_major, ctx->info.cc_minor,
+  return akx__tuning_lookup(AKX__TUNE_SCAN_TILE, ctx->info.cc_major, ctx->info.cc_minor,
                             partial_size, &over);
 }
 
@@ -53,7 +54,9 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | (memory ? AKX__ARRAY_MEMORY : 0), &sext));
   AKX_TRY(akx__check_array(ctx, dst, "dst", memory ? AKX__ARRAY_MEMORY : 0, &dext));
-  if ((unsigned)op >= AKX_OP_COUNT)
+  if (op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX)
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "op is %s, a reduction only: it has no scan", akx__op_name(op));
+  if ((unsigned)op >= AKX_OP_COUNT && (int)op < AKX_USER_OP_FIRST)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
   AKX_TRY(akx__check_scan_opts(ctx, opts));
   if (dst->ndim != src->ndim)
@@ -68,7 +71,17 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "dim is %d; it must be AKX_DIM_ALL (-1) or in 0..%d for a %d-d src", (int)dim,
                      (int)src->ndim - 1, (int)src->ndim);
-  akx_dtype acc;
+  akx_dtype acc = AKX_DTYPE_AUTO;
+  akx__user_op *user = NULL;
+  AKX_TRY(akx__user_op_resolve((akx_context *)ctx, op, src->dtype, AKX_MAP_IDENTITY,
+                               opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0, "akx_scan", &user));
+  if (user) {
+    /* dst takes any dtype: the op's store (or D(a)) converts. */
+    if (opts && opts->exclusive && !opts->init && !user->info.has_identity)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
+                       "gives the first output", (int)op);
+  } else {
   AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &acc));
   if (!akx__scan_supported(src->dtype, acc, op))
     return akx__fail(AKX_ERROR_UNSUPPORTED,
@@ -84,6 +97,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                      "dst->dtype is %s; a scan of %s accumulated in %s stores %s or %s",
                      akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
                      akx_dtype_name(src->dtype), akx_dtype_name(acc));
+  }
   }
   const int exclusive = opts && opts->exclusive;
   if (exclusive && !(opts && opts->init) && (op == AKX_OP_MIN || op == AKX_OP_MAX))
@@ -103,12 +117,11 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   p->src_dtype = src->dtype;
   p->dst_dtype = dst->dtype;
   p->acc = acc;
-  p->op = op;
+  p->op = user ? user->id : op;
   p->exclusive = exclusive;
   if (opts && opts->init) {
     p->has_init = 1;
-    memcpy(p->init, opts->init, akx_dtype_size(acc));
-    if (acc == AKX_BOOL) p->init[0] = p->init[0] != 0; /* any nonzero byte is true */
+    akx__acc_init(p->init, opts->init, acc, user);
   }
   p->layout = ctx->settings.scan_layout;
 
@@ -164,12 +177,12 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   const int32_t forced = ctx->settings.scan_shape;
   if (p->slices > 1 && (forced == AKX__SCAN_SLICES || forced == AKX__SCAN_COLUMNS)) p->shape = forced;
 
-  const size_t acc_size = akx_dtype_size(acc);
+  const size_t acc_size = akx__acc_size(acc, user);
   const int64_t total = p->n * p->slices;
   *ws_bytes = 0;
   if (p->shape == AKX__SCAN_COLUMNS) {
     const akx__tuning over = {opts ? opts->block_size : 0, 0, 0};
-    const akx__tuning t = akx__tuning_lookup(AKX__FAMILY_SCAN_COLUMNS, ctx->info.cc_major,
+    const akx__tuning t = akx__tuning_lookup(AKX__TUNE_SCAN_COLUMNS, ctx->info.cc_major,
                                              ctx->info.cc_minor, acc_size, &over);
     p->block_size = t.block_size;
     /* Chunks so that columns x chunks threads fill the device (target_blocks blocks per SM),
@@ -188,7 +201,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                        p->slices);
   } else {
     const int seg = p->shape == AKX__SCAN_SLICES;
-    const size_t align = akx__dtype_alignment(acc) > 4 ? akx__dtype_alignment(acc) : 4;
+    const size_t align = akx__acc_align(acc, user) > 4 ? akx__acc_align(acc, user) : 4;
     const size_t node = seg ? AKX__ROUND_UP(acc_size + 4, align) : acc_size;
     const akx__tuning t = akx__scan_tile_tuning(ctx, seg ? node : acc_size,
                                                 opts ? opts->block_size : 0,
@@ -221,6 +234,9 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   size_t ws_bytes;
   AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 1, &p, &ws_bytes));
   if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
+  /* A user op's kernels are compiled (or found) before the workspace changes. */
+  if ((int)p.op >= AKX_USER_OP_FIRST)
+    AKX_TRY(akx__user_op_prepare(ctx, akx__user_op_find(ctx, (akx_op)p.op), AKX__FAMILY_SCAN, src->dtype, dst->dtype));
   if (ws_bytes) AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
   return ctx->be->scan(ctx, &p);
 }

@@ -26,6 +26,7 @@
 #include "sim/sim_testing.hpp"
 #include "kernel_entries.hpp"
 #include "jit/sim_module.h"
+#include "jit/user_op.h"
 
 namespace akx::sim {
 
@@ -183,6 +184,12 @@ int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 template <class Plan, akx_status (*launch)(const Plan *, void *)>
 akx_status sim_launch(akx_context *ctx, const Plan *plan) {
   scoped_context current(ctx);
+  if (akx::op_of(*plan) >= AKX_USER_OP_FIRST) {
+    void *entry = nullptr;
+    AKX_TRY(akx__user_op_launch_entry(ctx, akx::op_of(*plan), akx::family_id(*plan), akx::source_dtype(*plan),
+                                      akx::dst_of(*plan), &entry));
+    return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
+  }
   if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT) return launch(plan, nullptr);
   AKX_TRY(akx::entry_check(*plan));
   void *entry = nullptr;

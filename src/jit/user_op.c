@@ -1,0 +1,265 @@
+/* The translation units of user operators (src/jit/user_op.h), and their compiles.
+ *
+ * A unit is the kernel headers, the user's source inside namespace akx_user (line 1 of
+ * "user_op.cpp", so a compiler's message names the user's own line), then a struct of its
+ * functions, akx_user::fns, which include/akx/user_op.cuh turns into an op of the kernels.
+ * The struct's checks are static_asserts whose message starts "akx rule: ": the compile
+ * fails with that sentence (src/jit/sim_module.cpp, first_error). The functions are called
+ * through members that are templates, so a missing function fails its rule's check alone
+ * rather than every call to it. */
+#include "user_op.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "akx/dtype_list.h"
+#include "internal.h"
+#include "compile_log.h"
+#include "sim_module.h"
+
+/* ---- text ------------------------------------------------------------------------------------ */
+typedef struct {
+  char *s;
+  size_t n, cap;
+  int oom;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list aq;
+  va_copy(aq, ap);
+  const int k = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (k < 0 || b->oom) {
+    va_end(ap);
+    b->oom = 1;
+    return;
+  }
+  if (b->n + (size_t)k + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + (size_t)k + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+      va_end(ap);
+      b->oom = 1;
+      return;
+    }
+    b->s = s;
+    b->cap = cap;
+  }
+  vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+  b->n += (size_t)k;
+  va_end(ap);
+}
+
+static akx_status done(buf *b, char **text) {
+  if (b->oom) {
+    free(b->s);
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory writing a user op's unit");
+  }
+  *text = b->s;
+  return AKX_SUCCESS;
+}
+
+/* The C++ type of a dtype, as the kernels name it; "void" for AKX_DTYPE_AUTO. */
+static const char *cxx_type(akx_dtype t) {
+  switch (t) {
+#define AKX_X_(D, T, N, S) \
+  case D: return #T;
+    AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+    default: return "void";
+  }
+}
+
+/* The user's source and akx_user::fns. After the source, each function name also names a
+ * fallback template that returns akx_user::missing_: any declaration of the user's is a better
+ * match, so the fallback is chosen only when the source declares none, and the rule's check
+ * says so in a sentence instead of the compiler's lookup error. */
+static void put_fns(buf *b, const akx_user_op_desc *d) {
+  put(b, "#include \"akx/user_op.cuh\"\nnamespace akx_user {\nusing ::akx::float16;\nusing ::akx::bfloat16;\n"
+         "using ::akx::complex;\n#line 1 \"user_op.cpp\"\n%s\n", d->source);
+  put(b, "#line 1 \"akx_user_op_rules\"\n}\nnamespace akx_user_fallback_ {\nstruct missing_ {};\n");
+  const char *names[4] = {d->combine, d->identity, d->map, d->store};
+  for (int k = 0; k < 4; ++k) {
+    int dup = 0;
+    for (int j = 0; j < k; ++j) dup |= names[j] && names[k] && strcmp(names[j], names[k]) == 0;
+    if (names[k] && !dup) put(b, "template <class... X> AKX_HD missing_ %s(X...);\n", names[k]);
+  }
+  put(b, "}\nnamespace akx_user {\n");
+  for (int k = 0; k < 4; ++k) {
+    int dup = 0;
+    for (int j = 0; j < k; ++j) dup |= names[j] && names[k] && strcmp(names[j], names[k]) == 0;
+    if (names[k] && !dup) put(b, "using ::akx_user_fallback_::%s;\n", names[k]);
+  }
+  put(b, "struct fns {\n  using acc = %s;\n  using missing_ = ::akx_user_fallback_::missing_;\n", d->acc_type);
+  put(b, "  static_assert(sizeof(acc) <= 32, \"akx rule: acc_type (%s) is larger than 32 bytes, the most an "
+         "accumulator may be\");\n", d->acc_type);
+  put(b, "  static_assert(::akx::is_trivially_copyable<acc>::value, \"akx rule: acc_type (%s) is not trivially "
+         "copyable\");\n", d->acc_type);
+  put(b, "  using combine_t_ = decltype(%s(::akx::declval<const acc &>(), ::akx::declval<const acc &>()));\n"
+         "  static_assert(!::akx::is_same<combine_t_, missing_>::value, \"akx rule: combine: source declares no "
+         "function %s(Acc a, Acc b)\");\n"
+         "  static_assert(::akx::is_same<combine_t_, missing_>::value || ::akx::is_same<combine_t_, acc>::value, "
+         "\"akx rule: combine: %s(Acc a, Acc b) must return Acc (%s)\");\n"
+         "  AKX_HD static acc akx_combine(const acc &a, const acc &b) { return %s(a, b); }\n",
+      d->combine, d->combine, d->combine, d->acc_type, d->combine);
+  put(b, "  static constexpr bool has_identity = %s;\n", d->identity ? "true" : "false");
+  if (d->identity)
+    put(b, "  using identity_t_ = decltype(%s());\n"
+           "  static_assert(!::akx::is_same<identity_t_, missing_>::value, \"akx rule: identity: source declares no "
+           "function %s()\");\n"
+           "  static_assert(::akx::is_same<identity_t_, missing_>::value || ::akx::is_same<identity_t_, acc>::value, "
+           "\"akx rule: identity: %s() must return Acc (%s)\");\n"
+           "  AKX_HD static acc akx_identity() { return %s(); }\n",
+        d->identity, d->identity, d->identity, d->acc_type, d->identity);
+  if (d->map)
+    put(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t i) {\n"
+           "    static_assert(!::akx::is_same<decltype(%s(x, i)), missing_>::value, \"akx rule: map: source declares "
+           "no function %s(S x, int64_t i) for this source type\");\n    return %s(x, i);\n  }\n",
+        d->map, d->map, d->map);
+  else
+    put(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t) { return acc(x); }\n");
+  if (d->store)
+    put(b, "  template <class D> AKX_HD static D akx_store(const acc &a) {\n"
+           "    static_assert(!::akx::is_same<decltype(%s<D>(a)), missing_>::value, \"akx rule: store: source "
+           "declares no function template %s<D>(Acc a)\");\n    return %s<D>(a);\n  }\n",
+        d->store, d->store, d->store);
+  else
+    put(b, "  template <class D> AKX_HD static D akx_store(const acc &a) { return D(a); }\n");
+  put(b, "};\n}  // namespace akx_user\n");
+}
+
+akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text) {
+  buf b = {0};
+  put_fns(&b, d);
+  /* The rules' checks, instantiated, and the layout the host plans with. */
+  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
+          "template struct ::akx::user_op<::akx_user::fns, void>;\n"
+          "static_assert(sizeof(akx_op_t::acc) > 0, \"\");\n"
+          "AKX_MODULE_EXPORT void akx_user_layout(size_t *out) {\n"
+          "  using A = akx_op_t::acc;\n  using V = akx_op_t::value;\n"
+          "  out[0] = sizeof(A); out[1] = alignof(A); out[2] = sizeof(V); out[3] = alignof(V);\n"
+          "  out[4] = ::akx::user_valid_offset<akx_op_t>();\n"
+          "}\n");
+  return done(&b, text);
+}
+
+static const char *family_header(int family) {
+  switch (family) {
+    case AKX__FAMILY_REDUCE_WHOLE: return "akx/reduce_whole.cuh";
+    case AKX__FAMILY_REDUCE_DIMS: return "akx/reduce_dims.cuh";
+    case AKX__FAMILY_SCAN: return "akx/scan.cuh";
+  }
+  return NULL;
+}
+
+akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
+                                  char **text) {
+  const char *header = family_header(family);
+  if (!header) return akx__fail(AKX_ERROR_INTERNAL, "user ops have no %s kernels", akx__family_name(family));
+  buf b = {0};
+  put(&b, "#include \"%s\"\n#include \"akx/fail.h\"\n", header);
+  put_fns(&b, &op->desc);
+  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, %s>;\nusing akx_src_t = %s;\n", cxx_type(dst),
+      cxx_type(src));
+  switch (family) {
+    case AKX__FAMILY_REDUCE_WHOLE:
+    case AKX__FAMILY_REDUCE_DIMS: {
+      const int whole = family == AKX__FAMILY_REDUCE_WHOLE;
+      put(&b, "AKX_MODULE_EXPORT akx_status akx_user_entry(const %s *p, void *stream) {\n",
+          whole ? "akx__reduce_whole_plan" : "akx__reduce_dims_plan");
+      if (dst != AKX_DTYPE_AUTO)
+        put(&b, "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<akx_op_t::acc, "
+                "::akx::user_type<%s>::type>::value)\n"
+                "    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, \"opts->fold: the op's accumulator (%s) cannot be "
+                "made from dst's previous value (%s): give the op no fold, or an accumulator that converts from it\");\n",
+            cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
+      put(&b, "  return ::akx::%s<akx_src_t, akx_op_t::value, akx_op_t>(*p, stream);\n}\n",
+          whole ? "reduce_whole_launch" : "reduce_dims_launch");
+      break;
+    }
+    case AKX__FAMILY_SCAN:
+      put(&b, "AKX_MODULE_EXPORT akx_status akx_user_entry(const akx__scan_plan *p, void *stream) {\n"
+              "  return ::akx::scan_launch<akx_src_t, %s, akx_op_t::value, akx_op_t>(*p, stream);\n}\n",
+          cxx_type(dst));
+      break;
+  }
+  return done(&b, text);
+}
+
+/* ---- compiles ------------------------------------------------------------------------------- */
+akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
+  if (ctx->be->kind != AKX_BACKEND_SIM)
+    return akx__fail(AKX_ERROR_UNSUPPORTED,
+                     "akx_user_op_create: user operators run on the sim only in this version (CUDA's "
+                     "run-time kernels compile through NVRTC but are not launched yet)");
+  char *text = NULL;
+  AKX_TRY(akx__user_op_probe_text(&op->desc, &text));
+  void *dl = NULL;
+  const akx_status s = akx__sim_module_open("akx_user_op", text, 1, &dl);
+  free(text);
+  AKX_TRY(s);
+  void *fn = NULL;
+  AKX_TRY(akx__sim_module_symbol(dl, "akx_user_op", "akx_user_layout", &fn));
+  size_t out[5] = {0};
+  ((void (*)(size_t *))fn)(out);
+  op->info.acc_size = out[0];
+  op->info.acc_align = out[1];
+  op->value_size = out[2];
+  op->value_align = out[3];
+  op->valid_offset = out[4];
+  op->info.has_identity = op->desc.identity != NULL;
+  return AKX_SUCCESS;
+}
+
+akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int family, akx_dtype src,
+                              akx_dtype dst, void **entry) {
+  if (ctx->be->kind != AKX_BACKEND_SIM)
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "user operators run on the sim only in this version");
+  if (family < 0 || family >= AKX__FAMILY_COUNT || (unsigned)src >= AKX_DTYPE_COUNT ||
+      (dst != AKX_DTYPE_AUTO && (unsigned)dst >= AKX_DTYPE_COUNT))
+    return akx__fail(AKX_ERROR_INTERNAL, "user op %d: no kernels for family %d, src %d, dst %d", (int)op->id,
+                     family, (int)src, (int)dst);
+  void **slot = &op->entries[family][src][dst + 1];
+  pthread_mutex_lock(&op->lock);
+  void *e = *slot;
+  pthread_mutex_unlock(&op->lock);
+  if (!e) {
+    char *text = NULL;
+    AKX_TRY(akx__user_op_unit_text(op, family, src, dst, &text));
+    char name[96];
+    snprintf(name, sizeof name, "akx_user_op_%d_%s_%s_%s", (int)op->id, akx__family_name(family),
+             akx_dtype_name(src), dst == AKX_DTYPE_AUTO ? "acc" : akx_dtype_name(dst));
+    void *dl = NULL;
+    const akx_status s = akx__sim_module_open(name, text, 1, &dl);
+    free(text);
+    if (s != AKX_SUCCESS) {
+      akx__user_op_log_set(akx__compile_log_get());
+      return s;
+    }
+    AKX_TRY(akx__sim_module_symbol(dl, name, "akx_user_entry", &e));
+    pthread_mutex_lock(&op->lock);
+    *slot = e;
+    pthread_mutex_unlock(&op->lock);
+  }
+  *entry = e;
+  return AKX_SUCCESS;
+}
+
+akx_status akx__user_op_prepare(const akx_context *ctx, const akx__user_op *op, int family, akx_dtype src,
+                                akx_dtype dst) {
+  if (!op) return akx__fail(AKX_ERROR_INTERNAL, "a user op's call lost its op");
+  void *entry = NULL;
+  return akx__user_op_entry(ctx, (akx__user_op *)op, family, src, dst, &entry);
+}
+
+akx_status akx__user_op_launch_entry(const akx_context *ctx, int32_t op, int family, int32_t src, int32_t dst,
+                                     void **entry) {
+  akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
+  if (!u) return akx__fail(AKX_ERROR_INTERNAL, "a plan names op %d, which is no user op of its context", (int)op);
+  return akx__user_op_entry(ctx, u, family, (akx_dtype)src, (akx_dtype)dst, entry);
+}

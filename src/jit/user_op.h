@@ -1,0 +1,72 @@
+/* User operators (akx_user_op_desc, include/akx.h) and the library's ARGMIN/ARGMAX, which
+ * take the same path: the text of their translation units (src/jit/user_op.c), their
+ * registry on a context (src/core/user_ops.c), and the kernels' entries, compiled on first
+ * use through the kernel cache. */
+#ifndef AKX_JIT_USER_OP_H
+#define AKX_JIT_USER_OP_H
+#include <pthread.h>
+#include <stddef.h>
+#include "akx.h"
+#include "instance.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct akx__user_op {
+  akx_op id; /* >= AKX_USER_OP_FIRST */
+  akx_user_op_desc desc; /* copies; NULL where the caller's was */
+  akx_user_op_info_t info;
+  size_t value_size, value_align; /* what the kernels carry: Acc, or Acc with its valid flag */
+  size_t valid_offset;            /* of that flag (no identity) */
+  int32_t arg_of;  /* AKX_OP_ARGMIN/ARGMAX: the library op this one is for one dtype of; -1 */
+  int32_t arg_src; /* its source dtype */
+  pthread_mutex_t lock;
+  /* Entries compiled so far: [family][source dtype][dst dtype + 1] (0: the accumulator
+   * itself, akx_mapreduce's result). */
+  void *entries[AKX__FAMILY_COUNT][AKX_DTYPE_COUNT][AKX_DTYPE_COUNT + 1];
+} akx__user_op;
+
+/* The unit akx_user_op_create compiles (the rules' checks and the layout probe), and the
+ * unit of one family's kernels for (src, dst) (dst AKX_DTYPE_AUTO: the accumulator). The
+ * text starts after the backend's prelude. malloc'd. */
+akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text);
+akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
+                                  char **text);
+
+/* Compiles the probe on ctx's backend and fills op's layout. AKX_ERROR_INVALID_ARGUMENT for a
+ * source that does not compile or breaks a rule (the first error in akx_last_error(), the log
+ * in akx_last_compile_log()); AKX_ERROR_UNSUPPORTED without a compiler. */
+akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op);
+
+/* The entry of `family`'s kernels for (src, dst): the launcher of src/core/backend.h's
+ * signature for that family's plan. Compiled on first use; afterwards from op's table. */
+akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int family, akx_dtype src,
+                              akx_dtype dst, void **entry);
+
+/* The same, for its side effect: the family's entry compiled before a call changes any state
+ * (its workspace), so that a compile error refuses the call cleanly. */
+akx_status akx__user_op_prepare(const akx_context *ctx, const akx__user_op *op, int family, akx_dtype src,
+                                akx_dtype dst);
+/* What a backend launches for a plan whose op is a user op: that op's entry for the plan's
+ * family, source and dst (the plan's op names it; AKX_ERROR_INTERNAL when ctx has none). */
+akx_status akx__user_op_launch_entry(const akx_context *ctx, int32_t op, int family, int32_t src, int32_t dst,
+                                     void **entry);
+
+/* ---- the registry (src/core/user_ops.c) ---- */
+/* The live user op `op` of ctx, or NULL. */
+akx__user_op *akx__user_op_find(const akx_context *ctx, akx_op op);
+/* For an entry point that takes `op`: ARGMIN/ARGMAX resolved to the library's op for src's
+ * dtype (created on ctx at first use), a user op checked to be ctx's; *out NULL for the other
+ * built-in ops. `call` names the entry point in sentences. Checks map (IDENTITY) and
+ * opts->acc (AUTO), and fold against a store. */
+akx_status akx__user_op_resolve(akx_context *ctx, akx_op op, akx_dtype src, akx_map map,
+                                int32_t requested_acc, int fold, const char *call, akx__user_op **out);
+/* Frees every user op of a context (akx_context_destroy). */
+void akx__user_ops_destroy(akx_context *ctx);
+/* The calling thread's log of its last failed akx_user_op_create. */
+void akx__user_op_log_set(const char *log);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
