@@ -124,9 +124,10 @@ typedef struct {
  *       type R: bool and integers narrower than 64 bits widen to (u)int64 for ADD and MUL,
  *       float16 and bfloat16 widen to float32, otherwise R. An explicit acc must be the
  *       AUTO one, R itself, or a wide type of R's kind: int64 or float64 for bool and signed
- *       integers, uint64 or float64 for unsigned integers, float32 or float64 for floats,
- *       complex128 for complex (AKX_ERROR_UNSUPPORTED otherwise: every allowed combination
- *       is a compiled kernel).
+ *       integers, uint64 or float64 for unsigned integers (and int64 for those narrower than
+ *       64 bits, PyTorch's promotion), float32 or float64 for floats, complex128 for complex
+ *       (AKX_ERROR_UNSUPPORTED otherwise). Most combinations are prebuilt; the others are
+ *       compiled at run time on first use (docs/runtime_kernels.md).
  * fold: combine with the previous value of the destination instead of overwriting it.
  * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table;
  *       block_size a multiple of 32 in 32..256 (the kernels' launch bounds). */
@@ -289,9 +290,11 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * the whole array in memory order (a 1-d array: its only dim; ndim >= 2: src must be C- or
  * Fortran-contiguous and dst must have src's strides). dst has src's shape; any strides,
  * negative too, and dst and src may have different layouts (not for AKX_DIM_ALL). In place
- * when dst is the same view as src; any other overlap is refused. dst's dtype: src's or the
- * accumulator's. Accumulator (opts->acc): AUTO (as for reductions: narrow integers and bool
- * widen to 64 bits for ADD/MUL, float16/bfloat16 to float32) or src's own dtype.
+ * when dst is the same view as src; any other overlap is refused. dst's dtype: any, the
+ * accumulator converted once at the store. Accumulator (opts->acc): any that akx_reduce_opts
+ * allows for the identity map (AUTO: narrow integers and bool widen to 64 bits for ADD/MUL,
+ * float16/bfloat16 to float32). The AUTO accumulator or src's own, stored to either's dtype,
+ * are prebuilt; other combinations compile at run time on first use.
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
  * opts->block_size / items_per_thread override the tuning table (block_size a multiple of 32

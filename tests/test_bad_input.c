@@ -49,6 +49,7 @@
   /* ---- status, dtypes, array helpers ---- */                                                   \
   X(status_string_past_end, akx_status_string, PURE, NONE)   /* 10: one past the last status */  \
   X(status_string_negative, akx_status_string, PURE, NONE)   /* -1 is no status */               \
+  X(kernel_cache_counters_null, akx_kernel_cache_counters, PURE, NONE) /* out NULL: a no-op */    \
   X(dtype_size_past_end, akx_dtype_size, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
   X(dtype_size_auto, akx_dtype_size, PURE, NONE)             /* AUTO is not an element type */   \
   X(dtype_name_past_end, akx_dtype_name, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
@@ -131,7 +132,7 @@
   X(mr_dtype_auto, akx_mapreduce, INV, "src->dtype", "=-1")      /* AUTO is no element type */   \
   X(mr_map_past_end, akx_mapreduce, INV, "map", "=4")            /* map 4 */                     \
   X(mr_map_negative, akx_mapreduce, INV, "map", "=-1")           /* map -1 */                    \
-  X(mr_op_past_end, akx_mapreduce, INV, "op", "=7")              /* op 7 */                      \
+  X(mr_op_past_end, akx_mapreduce, INV, "op", "=9")              /* op 9 */                      \
   X(mr_op_negative, akx_mapreduce, INV, "op", "=-1")             /* op -1 */                     \
   X(mr_where_past_end, akx_mapreduce, INV, "where", "=2")        /* where 2 */                   \
   X(mr_where_negative, akx_mapreduce, INV, "where", "=-1")       /* where -1 */                  \
@@ -166,7 +167,7 @@
   X(ws_null_ctx, akx_mapreduce_workspace_size, INV, "ctx", "NULL")      /* ctx NULL */           \
   X(ws_null_src, akx_mapreduce_workspace_size, INV, "src", "NULL")      /* src NULL */           \
   X(ws_null_bytes, akx_mapreduce_workspace_size, INV, "bytes", "NULL")  /* bytes NULL */         \
-  X(ws_op_past_end, akx_mapreduce_workspace_size, INV, "op", "=7")      /* op 7 */               \
+  X(ws_op_past_end, akx_mapreduce_workspace_size, INV, "op", "=9")      /* op 9 */               \
   X(ws_xor_float32, akx_mapreduce_workspace_size, UNS, "XOR", "float32") /* XOR on float32 */    \
   X(ws_ndim_9, akx_mapreduce_workspace_size, INV, "src->ndim", "=9")    /* ndim 9 */             \
   X(ws_fold_2, akx_mapreduce_workspace_size, INV, "opts->fold", "=2")   /* fold 2 */             \
@@ -177,7 +178,7 @@
   X(rdt_null_src, akx_mapreduce_result_dtype, INV, "src", "NULL")        /* src NULL */          \
   X(rdt_null_dtype, akx_mapreduce_result_dtype, INV, "dtype", "NULL")    /* dtype NULL */        \
   X(rdt_dtype_auto, akx_mapreduce_result_dtype, INV, "src->dtype", "=-1") /* AUTO as a src */    \
-  X(rdt_op_past_end, akx_mapreduce_result_dtype, INV, "op", "=7")        /* op 7 */              \
+  X(rdt_op_past_end, akx_mapreduce_result_dtype, INV, "op", "=9")        /* op 9 */              \
   X(rdt_xor_float32, akx_mapreduce_result_dtype, UNS, "XOR", "float32")  /* XOR on float32 */    \
   X(rdt_acc_int8, akx_mapreduce_result_dtype, UNS, "opts->acc", "int8")  /* float32 into int8 */ \
   X(rdt_empty_min, akx_mapreduce_result_dtype, INV, "MIN", "init")       /* empty, no init */    \
@@ -200,7 +201,7 @@
   X(rd_src_stride_overflow, akx_reduce_dims, INV, "src->strides[0]", "=4611686018427387904")     \
     /* src 2^62 x 3 */                                                                           \
   X(rd_and_complex64, akx_reduce_dims, UNS, "AND", "complex64")  /* AND on complex64 */          \
-  X(rd_op_past_end, akx_reduce_dims, INV, "op", "=7")            /* op 7 */                      \
+  X(rd_op_past_end, akx_reduce_dims, INV, "op", "=9")            /* op 9 */                      \
   X(rd_map_negative, akx_reduce_dims, INV, "map", "=-1")         /* map -1 */                    \
   X(rd_block_size_33, akx_reduce_dims, INV, "opts->block_size", "=33") /* block_size 33 */       \
   X(rd_workspace_short, akx_reduce_dims, WS_SHORT, "workspace", "$N") /* 1 byte short */         \
@@ -227,8 +228,27 @@
   X(scan_dst_ndim, akx_scan, INV, "dst->ndim", "=1")             /* 1-d dst, 2-d src */          \
   X(scan_overlap, akx_scan, INV, "dst", "overlaps", "src")       /* dst = src shifted by one */  \
   X(scan_exclusive_max_no_init, akx_scan, INV, "opts->init", "MAX") /* no neutral element */    \
-  X(scan_acc_float64, akx_scan, UNS, "opts->acc", "float64")     /* not compiled for scans */    \
-  X(scan_dst_int8, akx_scan, UNS, "dst->dtype", "int8")          /* float32 scan into int8 */    \
+  X(scan_acc_int32, akx_scan, UNS, "opts->acc", "int32")         /* no accumulator of float32 */ \
+  X(scan_acc_int64_of_uint64, akx_scan, UNS, "opts->acc", "int64") /* would not hold uint64 */   \
+  X(scan_argmax, akx_scan, UNS, "ARGMAX", "reduction")           /* a reduction only */          \
+  X(mr_argmax_complex, akx_mapreduce, UNS, "ARGMAX", "complex64") /* no order */                 \
+  X(mr_argmax_map_abs, akx_mapreduce, INV, "map", "AKX_MAP_IDENTITY") /* its own map */          \
+  X(mr_argmax_acc, akx_mapreduce, INV, "opts->acc", "AKX_DTYPE_AUTO") /* its own accumulator */ \
+  X(mr_argmax_empty, akx_mapreduce, INV, "empty", "opts->init")  /* no answer for nothing */     \
+  X(rd_argmax_dst_float64, akx_reduce_dims, UNS, "dst->dtype", "float64") /* int64 or src's */   \
+  X(mr_user_op_unknown, akx_mapreduce, INV, "op", "user op")     /* never created */             \
+  X(uop_null_ctx, akx_user_op_create, INV, "ctx", "NULL")        /* ctx NULL */                  \
+  X(uop_null_desc, akx_user_op_create, INV, "desc", "NULL")      /* desc NULL */                 \
+  X(uop_null_source, akx_user_op_create, INV, "desc->source", "NULL") /* source NULL */          \
+  X(uop_null_acc_type, akx_user_op_create, INV, "desc->acc_type", "NULL") /* acc_type NULL */    \
+  X(uop_acc_type_statement, akx_user_op_create, INV, "desc->acc_type", "type name") /* "int;" */ \
+  X(uop_null_combine, akx_user_op_create, INV, "desc->combine", "NULL") /* combine NULL */       \
+  X(uop_combine_not_a_name, akx_user_op_create, INV, "desc->combine", "identifier") /* "a b" */  \
+  X(uop_map_not_a_name, akx_user_op_create, INV, "desc->map", "identifier") /* "m(" */           \
+  X(uop_null_op, akx_user_op_create, INV, "op", "NULL")          /* op NULL */                   \
+  X(uop_destroy_builtin, akx_user_op_destroy, INV, "op", "=0")   /* AKX_OP_ADD */                \
+  X(uopinfo_null_info, akx_user_op_info, INV, "info", "NULL")    /* info NULL */                 \
+  X(uopinfo_builtin, akx_user_op_info, INV, "op", "=3")          /* AKX_OP_MAX has no layout */  \
   X(scan_xor_float32, akx_scan, UNS, "XOR", "float32")           /* bit op on floats */          \
   X(scan_items_65, akx_scan, INV, "opts->items_per_thread", "=65") /* above 64 */               \
   X(scan_exclusive_2, akx_scan, INV, "opts->exclusive", "=2")    /* not 0 or 1 */                \
@@ -310,6 +330,8 @@ typedef struct {
   int32_t nsites;
   akx_array array;               /* akx_array_from_dlpack */
   _Alignas(16) unsigned char result[64]; /* akx_mapreduce, where HOST */
+  akx_op op;                     /* akx_user_op_create */
+  akx_user_op_info_t uop_info;   /* akx_user_op_info */
   _Alignas(16) unsigned char copy[64];   /* akx_memcpy's host side */
 } bx_out;
 
@@ -414,6 +436,13 @@ static akx_array view(bx *x, akx_dtype t, int32_t ndim, const int64_t *shape,
 ROW(status_string_past_end) {
   const char *s = akx_status_string((akx_status)10);
   return PURE_OK(s && !strcmp(s, "unknown status"), "\"%s\"", s ? s : "(null)");
+}
+ROW(kernel_cache_counters_null) {
+  akx_kernel_cache_counters(NULL);
+  akx_kernel_cache_counters_t c;
+  memset(&c, 0xA5, sizeof c);
+  akx_kernel_cache_counters(&c);
+  return PURE_OK(c.compiles != 0xA5A5A5A5A5A5A5A5ull, "counters not written");
 }
 ROW(status_string_negative) {
   const char *s = akx_status_string((akx_status)-1);
@@ -670,7 +699,7 @@ ROW(mr_map_negative) {
   return akx_mapreduce(x->ctx, &x->v32, (akx_map)-1, ADD, NULL, x->out.result, AKX_HOST);
 }
 ROW(mr_op_past_end) {
-  return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)7, NULL, x->out.result, AKX_HOST);
+  return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)AKX_OP_COUNT, NULL, x->out.result, AKX_HOST);
 }
 ROW(mr_op_negative) {
   return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)-1, NULL, x->out.result, AKX_HOST);
@@ -808,7 +837,7 @@ ROW(ws_null_ctx) {
 ROW(ws_null_src) { return WS(NULL); }
 ROW(ws_null_bytes) { return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, ADD, NULL, NULL); }
 ROW(ws_op_past_end) {
-  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, (akx_op)7, NULL, &x->out.bytes);
+  return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, (akx_op)AKX_OP_COUNT, NULL, &x->out.bytes);
 }
 ROW(ws_xor_float32) {
   return akx_mapreduce_workspace_size(x->ctx, &x->v32, ID, AKX_OP_XOR, NULL, &x->out.bytes);
@@ -843,7 +872,7 @@ ROW(rdt_dtype_auto) {
   v.dtype = AKX_DTYPE_AUTO;
   return RDT(&v, ADD, NULL);
 }
-ROW(rdt_op_past_end) { return RDT(&x->v32, (akx_op)7, NULL); }
+ROW(rdt_op_past_end) { return RDT(&x->v32, (akx_op)AKX_OP_COUNT, NULL); }
 ROW(rdt_xor_float32) { return RDT(&x->v32, AKX_OP_XOR, NULL); }
 ROW(rdt_acc_int8) {
   akx_reduce_opts o = opts();
@@ -938,7 +967,7 @@ ROW(rd_and_complex64) {
   d.dtype = AKX_COMPLEX64;
   return akx_reduce_dims(x->ctx, &d, &v, ID, AKX_OP_AND, NULL);
 }
-ROW(rd_op_past_end) { return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, ID, (akx_op)7, NULL); }
+ROW(rd_op_past_end) { return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, ID, (akx_op)AKX_OP_COUNT, NULL); }
 ROW(rd_map_negative) {
   return akx_reduce_dims(x->ctx, &x->dst11, &x->m2, (akx_map)-1, ADD, NULL);
 }
@@ -1062,16 +1091,94 @@ ROW(scan_exclusive_max_no_init) {
   o.exclusive = 1;
   return akx_scan(x->ctx, &d, &s, AKX_OP_MAX, 0, &o);
 }
-ROW(scan_acc_float64) {
+ROW(scan_acc_int32) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   akx_scan_opts o = akx_scan_opts_default();
-  o.acc = AKX_FLOAT64;
+  o.acc = AKX_INT32;
   return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
 }
-ROW(scan_dst_int8) {
-  akx_array d = akx_vector(x->ddst, AKX_INT8, 64), s = vec(x, AKX_FLOAT32, 64);
-  return akx_scan(x->ctx, &d, &s, ADD, 0, NULL);
+ROW(scan_acc_int64_of_uint64) {
+  akx_array d = akx_vector(x->ddst, AKX_INT64, 16), s = vec(x, AKX_UINT64, 16);
+  akx_scan_opts o = akx_scan_opts_default();
+  o.acc = AKX_INT64;
+  return akx_scan(x->ctx, &d, &s, ADD, 0, &o);
 }
+ROW(scan_argmax) {
+  akx_array d = akx_vector(x->ddst, AKX_INT64, 16), s = vec(x, AKX_FLOAT32, 16);
+  return akx_scan(x->ctx, &d, &s, AKX_OP_ARGMAX, 0, NULL);
+}
+ROW(mr_argmax_complex) {
+  akx_array s = vec(x, AKX_COMPLEX64, 16);
+  return akx_mapreduce(x->ctx, &s, ID, AKX_OP_ARGMAX, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_argmax_map_abs) {
+  return akx_mapreduce(x->ctx, &x->v32, AKX_MAP_ABS, AKX_OP_ARGMAX, NULL, x->out.result, AKX_HOST);
+}
+ROW(mr_argmax_acc) {
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.acc = AKX_FLOAT64;
+  return akx_mapreduce(x->ctx, &x->v32, ID, AKX_OP_ARGMAX, &o, x->out.result, AKX_HOST);
+}
+ROW(mr_argmax_empty) {
+  akx_array s = vec(x, AKX_FLOAT32, 0);
+  return akx_mapreduce(x->ctx, &s, ID, AKX_OP_ARGMAX, NULL, x->out.result, AKX_HOST);
+}
+ROW(rd_argmax_dst_float64) {
+  const int64_t s11[2] = {1, 1};
+  akx_array d = akx_array_c(x->ddst, AKX_FLOAT64, 2, s11);
+  return akx_reduce_dims(x->ctx, &d, &x->m2, ID, AKX_OP_ARGMAX, NULL);
+}
+ROW(mr_user_op_unknown) {
+  return akx_mapreduce(x->ctx, &x->v32, ID, (akx_op)(AKX_USER_OP_FIRST + 1000000), NULL, x->out.result, AKX_HOST);
+}
+/* A valid user op's description; the rows break one field each. */
+static akx_user_op_desc uop_desc(void) {
+  akx_user_op_desc d = {"AKX_HD double add(double a, double b) { return a + b; }\n", "double", "add", NULL, NULL,
+                        NULL};
+  return d;
+}
+ROW(uop_null_ctx) {
+  const akx_user_op_desc d = uop_desc();
+  return akx_user_op_create(NULL, &d, &x->out.op);
+}
+ROW(uop_null_desc) { return akx_user_op_create(x->ctx, NULL, &x->out.op); }
+ROW(uop_null_source) {
+  akx_user_op_desc d = uop_desc();
+  d.source = NULL;
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_null_acc_type) {
+  akx_user_op_desc d = uop_desc();
+  d.acc_type = NULL;
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_acc_type_statement) {
+  akx_user_op_desc d = uop_desc();
+  d.acc_type = "int; int";
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_null_combine) {
+  akx_user_op_desc d = uop_desc();
+  d.combine = NULL;
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_combine_not_a_name) {
+  akx_user_op_desc d = uop_desc();
+  d.combine = "a b";
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_map_not_a_name) {
+  akx_user_op_desc d = uop_desc();
+  d.map = "m(";
+  return akx_user_op_create(x->ctx, &d, &x->out.op);
+}
+ROW(uop_null_op) {
+  const akx_user_op_desc d = uop_desc();
+  return akx_user_op_create(x->ctx, &d, NULL);
+}
+ROW(uop_destroy_builtin) { return akx_user_op_destroy(x->ctx, AKX_OP_ADD); }
+ROW(uopinfo_null_info) { return akx_user_op_info(x->ctx, AKX_OP_ARGMAX, NULL); }
+ROW(uopinfo_builtin) { return akx_user_op_info(x->ctx, AKX_OP_MAX, &x->out.uop_info); }
 ROW(scan_xor_float32) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   return akx_scan(x->ctx, &d, &s, AKX_OP_XOR, 0, NULL);

@@ -193,18 +193,18 @@ static const refusal refusals[] = {
      {"ADD", "bool"}},
     {{AKX__FAMILY_SCAN, AKX_FLOAT64, AKX_DTYPE_AUTO, AKX_FLOAT64, AKX_OP_OR}, AKX_ERROR_UNSUPPORTED,
      {"scan", "OR", "float64"}},
-    /* an accumulator no map allows, a scan accumulator that is neither AUTO nor src's own, a
-     * scan dst that is neither the accumulator's nor the source's */
+    /* an accumulator no map allows, in a reduction and in a scan (which takes every one the
+     * reductions take for the identity map, and any dst) */
     {{AKX__FAMILY_REDUCE_WHOLE, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_INT32, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
      {"int32", "float32", "akx_reduce_opts"}},
     {{AKX__FAMILY_REDUCE_DIMS, AKX_INT16, AKX_DTYPE_AUTO, AKX_UINT64, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
      {"uint64", "int16"}},
-    {{AKX__FAMILY_SCAN, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_FLOAT64, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
-     {"scan", "float64", "AUTO accumulator (float32)"}},
-    {{AKX__FAMILY_SCAN, AKX_INT8, AKX_DTYPE_AUTO, AKX_INT64, AKX_OP_MAX}, AKX_ERROR_UNSUPPORTED,
-     {"int64", "AUTO accumulator (int8)"}},
-    {{AKX__FAMILY_SCAN, AKX_FLOAT16, AKX_BFLOAT16, AKX_FLOAT32, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
-     {"into bfloat16", "accumulator's dtype or its source's"}},
+    {{AKX__FAMILY_SCAN, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_INT32, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
+     {"scan", "int32", "float32"}},
+    {{AKX__FAMILY_SCAN, AKX_UINT64, AKX_DTYPE_AUTO, AKX_INT64, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
+     {"int64", "not an accumulator of uint64"}},
+    {{AKX__FAMILY_SCAN, AKX_FLOAT16, AKX_DTYPE_AUTO, AKX_COMPLEX64, AKX_OP_ADD}, AKX_ERROR_UNSUPPORTED,
+     {"complex64", "float16"}},
 };
 
 Test(instance, refusals_say_why) {

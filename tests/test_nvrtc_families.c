@@ -26,6 +26,7 @@
 #include "src/jit/embedded.h"
 #include "src/jit/instance.h"
 #include "src/jit/nvrtc.h"
+#include "src/jit/user_op.h"
 
 /* Fails (never skips) when NVRTC does not load: see the opening comment. */
 static void require_nvrtc(void) {
@@ -203,4 +204,67 @@ Test(nvrtc_families, debug_polls_compile, .timeout = 120) {
   fprintf(stderr, "nvrtc_families: scan float32 ADD, debug (no NDEBUG): compute_80 PTX %.2f s\n", t);
   akx__nvrtc_result_free(&ptx);
   akx__instance_free(&in);
+}
+
+/* ---- user operators: the same units NVRTC compiles for CUDA ----------------------------------- */
+/* Welford's mean and variance (a three-double struct, Chan et al.'s merge, a store) and an affine
+ * composition without identity (Optional partials): each family's unit of the one instance
+ * generator (src/jit/instance.h) with a user op's prelude compiles for sm_90 and compute_80. */
+static const char welford_src[] =
+    "struct W { double n, mean, m2; };\n"
+    "AKX_HD W merge(W a, W b) {\n"
+    "  const double n = a.n + b.n;\n"
+    "  if (n == 0) return a;\n"
+    "  const double d = b.mean - a.mean;\n"
+    "  return W{n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * b.n / n)};\n"
+    "}\n"
+    "AKX_HD W none() { return W{0, 0, 0}; }\n"
+    "template <class S> AKX_HD W one(S x, int64_t) { return W{1, (double)x, 0}; }\n"
+    "template <class D> AKX_HD D variance(W a) { return D(a.n > 0 ? a.m2 / a.n : 0); }\n";
+static const char affine_src[] =
+    "struct Aff { double a, b; };\n"
+    "AKX_HD Aff then(Aff f, Aff g) { return Aff{f.a * g.a, f.b * g.a + g.b}; }\n"
+    "template <class S> AKX_HD Aff at(S x, int64_t i) { return Aff{1.0 + 0.01 * (double)x, (double)i}; }\n"
+    "template <class D> AKX_HD D at_zero(Aff f) { return D(f.b); }\n";
+
+static void compile_user_unit(const akx_user_op_desc *d, int family, akx_dtype src, akx_dtype dst) {
+  char *prelude = NULL;
+  cr_assert_eq(akx__user_op_prelude(d, &prelude), AKX_SUCCESS, "%s", akx_last_error());
+  char op_cxx[96], acc_cxx[128];
+  snprintf(op_cxx, sizeof op_cxx, "::akx::user_op<::akx_user::fns, %s>",
+           dst == AKX_DTYPE_AUTO ? "void" : akx__dtype_cxx_name(dst));
+  snprintf(acc_cxx, sizeof acc_cxx, "%s::value", op_cxx);
+  const akx__instance_key key = {family, src, dst, AKX_DTYPE_AUTO, 0};
+  const akx__instance_op op = {prelude, op_cxx, acc_cxx};
+  akx__instance in;
+  cr_assert_eq(akx__instance_generate_op(&key, &op, &in), AKX_SUCCESS, "%s", akx_last_error());
+  free(prelude);
+  akx__nvrtc_result cubin, ptx;
+  const double t_cubin = compile(&in, release_options, N_RELEASE_OPTIONS, 90, 0, &cubin);
+  const double t_ptx = compile(&in, release_options, N_RELEASE_OPTIONS, 80, 1, &ptx);
+  cr_assert(memcmp(cubin.image, "\x7f" "ELF", 4) == 0 && !cubin.is_ptx && cubin.arch_compiled == 90);
+  cr_assert(ptx.is_ptx && strstr(ptx.image, ".target sm_80") != NULL);
+  for (int i = 0; i < in.n_kernels; i++) {
+    cr_assert(akx_test_elf_strtab_has(cubin.image, cubin.size, cubin.lowered_names[i]), "%s ('%s') is in no string table",
+              in.name_expressions[i], cubin.lowered_names[i]);
+    char entry[1024];
+    snprintf(entry, sizeof entry, ".entry %s(", ptx.lowered_names[i]);
+    cr_assert(strstr(ptx.image, entry) != NULL, "no '%s' in the PTX", entry);
+    cr_assert(strstr(cubin.lowered_names[i], "akx_user") != NULL, "%s names no user op", cubin.lowered_names[i]);
+  }
+  fprintf(stderr, "nvrtc_families: user op %-10s %-12s %s -> %-8s sm_90 cubin %5.2f s, compute_80 PTX %5.2f s\n",
+          d->combine, akx__family_name(family), akx_dtype_name(src),
+          dst == AKX_DTYPE_AUTO ? "acc" : akx_dtype_name(dst), t_cubin, t_ptx);
+  akx__nvrtc_result_free(&cubin);
+  akx__nvrtc_result_free(&ptx);
+  akx__instance_free(&in);
+}
+
+Test(nvrtc_families, user_ops_compile, .timeout = 600) {
+  require_nvrtc();
+  const akx_user_op_desc welford = {welford_src, "W", "merge", "none", "one", "variance"};
+  const akx_user_op_desc affine = {affine_src, "Aff", "then", NULL, "at", "at_zero"};
+  compile_user_unit(&welford, AKX__FAMILY_REDUCE_WHOLE, AKX_FLOAT32, AKX_DTYPE_AUTO);
+  compile_user_unit(&welford, AKX__FAMILY_REDUCE_DIMS, AKX_FLOAT16, AKX_FLOAT64);
+  compile_user_unit(&affine, AKX__FAMILY_SCAN, AKX_INT32, AKX_FLOAT64);
 }

@@ -672,13 +672,19 @@ static void sim_totals(akx_sim_kernel_counters *c) {
   cr_assert_eq(akx_sim_counters_get(ctx, c, NULL, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
 }
 
+/* polls: the call's loads include a look-back's polls of flags (a scan), whose count depends
+ * on the order blocks run in: under a shuffled schedule (AKX_SIM_SCHEDULE=random) two calls
+ * see two orders, so their loads are compared only under the fixed one. */
 static void same_counters(const akx_sim_kernel_counters *a, const akx_sim_kernel_counters *b,
-                          const char *call) {
+                          const char *call, int polls) {
+  const char *schedule = getenv("AKX_SIM_SCHEDULE");
+  const int shuffled = schedule && strncmp(schedule, "random", 6) == 0;
   cr_assert_eq(a->launches, b->launches, "%s: launches %llu built-in, %llu user op", call,
                (unsigned long long)a->launches, (unsigned long long)b->launches);
   cr_assert_eq(a->blocks, b->blocks, "%s: blocks", call);
   cr_assert_eq(a->threads, b->threads, "%s: threads", call);
-  cr_assert_eq(a->global_load.units, b->global_load.units, "%s: global load sectors", call);
+  if (!(polls && shuffled))
+    cr_assert_eq(a->global_load.units, b->global_load.units, "%s: global load sectors", call);
   cr_assert_eq(a->global_store.units, b->global_store.units, "%s: global store sectors", call);
   cr_assert_eq(a->shared_load.units, b->shared_load.units, "%s: shared load wavefronts", call);
   cr_assert_eq(a->shared_store.units, b->shared_store.units, "%s: shared store wavefronts", call);
@@ -703,7 +709,7 @@ Test(user_ops, float_add_twin_is_bitwise_the_built_in) {
   if (sim) sim_totals(&c_builtin), akx_sim_counters_reset(ctx);
   cr_assert_eq(akx_mapreduce(ctx, &p.dev, AKX_MAP_IDENTITY, twin, NULL, &b, AKX_HOST), AKX_SUCCESS, "%s",
                akx_last_error());
-  if (sim) sim_totals(&c_twin), same_counters(&c_builtin, &c_twin, "akx_mapreduce");
+  if (sim) sim_totals(&c_twin), same_counters(&c_builtin, &c_twin, "akx_mapreduce", 0);
   cr_assert(memcmp(&a, &b, sizeof a) == 0, "mapreduce: ADD %.9g, the twin %.9g", a, b);
 
   akx_array da = tvw_dst(ctx, AKX_FLOAT32, 1, &n, 0x11), db = tvw_dst(ctx, AKX_FLOAT32, 1, &n, 0x22);
@@ -711,7 +717,7 @@ Test(user_ops, float_add_twin_is_bitwise_the_built_in) {
   cr_assert_eq(akx_scan(ctx, &da, &p.dev, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
   if (sim) sim_totals(&c_builtin), akx_sim_counters_reset(ctx);
   cr_assert_eq(akx_scan(ctx, &db, &p.dev, twin, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
-  if (sim) sim_totals(&c_twin), same_counters(&c_builtin, &c_twin, "akx_scan");
+  if (sim) sim_totals(&c_twin), same_counters(&c_builtin, &c_twin, "akx_scan", 1);
   float *sa = tfx_xmalloc((size_t)n * 4), *sb = tfx_xmalloc((size_t)n * 4);
   tfx_to_host(ctx, sa, da.data, (size_t)n * 4);
   tfx_to_host(ctx, sb, db.data, (size_t)n * 4);

@@ -60,15 +60,24 @@ AKX_CONSTEXPR akx_dtype auto_acc(akx_dtype r, akx_op op) {
   }
   return r;
 }
-// An explicit accumulator: the AUTO one, R itself, or a wide type of R's kind. The list is
-// short on purpose: every (source, map, accumulator, op) allowed here is a compiled kernel.
+// An explicit accumulator: the AUTO one, R itself, or a wide type of R's kind; also int64 for
+// unsigned integers narrower than 64 bits (PyTorch promotes uint8 sums to int64).
 AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
   if (acc == r || acc == auto_acc(r, op)) return true;
   if (is_bool(r) || is_signed_int(r)) return acc == AKX_INT64 || acc == AKX_FLOAT64;
-  if (is_unsigned_int(r)) return acc == AKX_UINT64 || acc == AKX_FLOAT64;
+  if (is_unsigned_int(r))
+    return acc == AKX_UINT64 || acc == AKX_FLOAT64 || (acc == AKX_INT64 && r != AKX_UINT64);
   if (is_float(r)) return acc == AKX_FLOAT32 || acc == AKX_FLOAT64;
   if (is_complex(r)) return acc == AKX_COMPLEX128;
   return false;
+}
+// The accumulators compiled ahead of time (the prebuilt set, include/akx/reduce_instances.inl):
+// every allowed one but int64 for narrow unsigned sources, which is compiled at run time on
+// first use (src/jit/builtin_instance.c). The set is short on purpose: every (source,
+// accumulator, op) here is a prebuilt kernel, twice over (nvcc and the sim).
+AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc) {
+  if (is_unsigned_int(r) && acc == AKX_INT64 && acc != auto_acc(r, op)) return false;
+  return acc_allowed(r, op, acc);
 }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
 // complex), ADD/MUL a number (a bool accumulator would silently saturate).
@@ -77,23 +86,40 @@ AKX_CONSTEXPR bool op_allowed(akx_dtype acc, akx_op op) {
     case AKX_OP_ADD: case AKX_OP_MUL: return !is_bool(acc);
     case AKX_OP_MIN: case AKX_OP_MAX: return !is_complex(acc);
     case AKX_OP_AND: case AKX_OP_OR: case AKX_OP_XOR: return is_int(acc) || is_bool(acc);
+    // Their accumulator is a position and a value, no dtype (include/akx/user_op.cuh's path).
+    case AKX_OP_ARGMIN: case AKX_OP_ARGMAX: return false;
   }
   return false;
 }
 AKX_CONSTEXPR bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
-// Whether some map makes (src, map, acc, op) supported: reduction kernels are compiled per
+AKX_CONSTEXPR bool reduce_prebuilt(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
+  return acc_prebuilt(map_result(src, m), op, acc) && op_allowed(acc, op);
+}
+// Whether some map makes (src, map, acc, op) supported (a run-time compile takes it), or
+// prebuilt: reduction kernels are compiled per
 // (source, accumulator, op) and take the map as an argument.
 AKX_CONSTEXPR bool reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
   for (int m = 0; m < AKX_MAP_COUNT; ++m)
     if (reduce_supported(src, (akx_map)m, acc, op)) return true;
   return false;
 }
-// Scans compile fewer accumulators than reductions (each is four kernels, stored to two dst
-// dtypes): the AUTO one, or the source's own.
+AKX_CONSTEXPR bool reduce_prebuilt_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
+  for (int m = 0; m < AKX_MAP_COUNT; ++m)
+    if (reduce_prebuilt(src, (akx_map)m, acc, op)) return true;
+  return false;
+}
+// Scans take every accumulator reductions take (the identity map's) and store to any dst
+// dtype, converted once at the store.
 AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
-  return (acc == auto_acc(src, op) || acc == src) && op_allowed(acc, op);
+  return acc_allowed(src, op, acc) && op_allowed(acc, op);
+}
+// Scans compile fewer combinations ahead of time than they take (each is four kernels): the
+// AUTO accumulator or the source's own, stored to the accumulator's dtype or the source's.
+// The rest is compiled at run time on first use.
+AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst) {
+  return (acc == auto_acc(src, op) || acc == src) && op_allowed(acc, op) && (dst == acc || dst == src);
 }
 
 }  // namespace akx

@@ -24,12 +24,14 @@ const char *akx_dtype_name(akx_dtype t) {
 }
 
 const char *akx__op_name(akx_op op) {
-  switch (op) {
+  switch ((int)op) {
 #define AKX_X_(E, F, N) case E: return #N;
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
+    case AKX_OP_ARGMIN: return "ARGMIN";
+    case AKX_OP_ARGMAX: return "ARGMAX";
   }
-  return "invalid";
+  return (int)op >= AKX_USER_OP_FIRST ? "a user op" : "invalid";
 }
 
 const char *akx__map_name(akx_map m) {

@@ -38,6 +38,14 @@ int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return akx::scan_supported(src, acc, op);
 }
 
+int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst) {
+  return akx::scan_prebuilt(src, acc, op, dst);
+}
+
+int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op) {
+  return akx::reduce_prebuilt(src, map, acc, op);
+}
+
 int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
   return akx::reduce_supported_any_map(src, acc, op);
 }

@@ -72,8 +72,8 @@ const char *akx__family_name(int family) {
 
 /* ---- C++ names, from the one lists ------------------------------------------------------------ */
 /* "int8_t", "::akx::f16", ...: the type column of AKX_DTYPE_LIST as written. */
-static const char *dtype_cxx_name(akx_dtype t) {
-  switch (t) {
+const char *akx__dtype_cxx_name(akx_dtype t) {
+  switch ((int)t) {
 #define AKX_X_(D, T, N, S) case D: return #T;
     AKX_DTYPE_LIST(AKX_X_)
 #undef AKX_X_
@@ -82,8 +82,8 @@ static const char *dtype_cxx_name(akx_dtype t) {
   return NULL;
 }
 /* "::akx::op_add", ...: the functor column of AKX_OP_LIST. */
-static const char *op_cxx_name(akx_op op) {
-  switch (op) {
+const char *akx__op_cxx_name(akx_op op) {
+  switch ((int)op) {
 #define AKX_X_(E, F, N) case E: return #F;
     AKX_OP_LIST(AKX_X_)
 #undef AKX_X_
@@ -179,7 +179,8 @@ static akx_status resolve_reduce_acc(const akx__instance_key *k, const char *fam
   return AKX_SUCCESS;
 }
 
-/* A scan's accumulator (AUTO or src's own) and dst (AUTO: the accumulator's; else it or src). */
+/* A scan's accumulator (any the reductions take for the identity map) and dst (AUTO: the
+ * accumulator's; else any dtype). */
 static akx_status resolve_scan(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
   const akx_dtype src = (akx_dtype)k->src;
   const akx_op op = (akx_op)k->op;
@@ -189,19 +190,13 @@ static akx_status resolve_scan(const akx__instance_key *k, akx_dtype *acc, akx_d
     return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s: "
                      "op %s is not defined on %s accumulators", akx_dtype_name(src),
                      akx_dtype_name(a), akx__op_name(op), akx__op_name(op), akx_dtype_name(a));
-  if (!akx__scan_supported(src, a, op)) {
-    akx_dtype auto_acc = a;
-    (void)akx__resolve_acc(src, AKX_MAP_IDENTITY, op, AKX_DTYPE_AUTO, &auto_acc);
+  if (!akx__scan_supported(src, a, op))
     return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s: "
-                     "a scan accumulates in the AUTO accumulator (%s) or in its source's dtype",
-                     akx_dtype_name(src), akx_dtype_name(a), akx__op_name(op),
-                     akx_dtype_name(auto_acc));
-  }
+                     "%s is not an accumulator of %s (AUTO, %s itself, or a wide type of its kind: "
+                     "include/akx.h, akx_reduce_opts)", akx_dtype_name(src), akx_dtype_name(a),
+                     akx__op_name(op), akx_dtype_name(a), akx_dtype_name(src), akx_dtype_name(src));
+  /* Any dst: the store converts once. */
   akx_dtype d = k->dst == AKX_DTYPE_AUTO ? a : (akx_dtype)k->dst;
-  if (d != a && d != src)
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "no scan kernel for source %s, accumulator %s, op %s "
-                     "into %s: a scan stores to its accumulator's dtype or its source's",
-                     akx_dtype_name(src), akx_dtype_name(a), akx__op_name(op), akx_dtype_name(d));
   *acc = a;
   *dst = d;
   return AKX_SUCCESS;
@@ -231,9 +226,9 @@ static akx_status check_key(const akx__instance_key *k, akx_dtype *acc, akx_dtyp
                        akx_dtype_name((akx_dtype)k->dst));
     return AKX_SUCCESS;
   }
-  if (k->op < 0 || k->op >= AKX_OP_COUNT)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' op %d is not an akx_op",
-                     family, (int)k->op);
+  if (k->op < 0 || k->op > AKX_OP_XOR)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' op %d is not an akx_op with a dtype "
+                     "accumulator (ARGMIN, ARGMAX and user ops: src/jit/user_op.h)", family, (int)k->op);
   if (k->family == AKX__FAMILY_SCAN) return resolve_scan(k, acc, dst);
   return resolve_reduce_acc(k, family, acc);
 }
@@ -248,17 +243,54 @@ void akx__instance_free(akx__instance *inst) {
   memset(inst, 0, sizeof *inst);
 }
 
+static akx_status generate(const akx__instance_key *key, const akx__instance_op *uop, akx__instance *out);
+
 akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *out) {
+  return generate(key, NULL, out);
+}
+
+akx_status akx__instance_generate_op(const akx__instance_key *key, const akx__instance_op *op,
+                                     akx__instance *out) {
+  if (!op || !op->prelude || !op->op_cxx || !op->acc_cxx) {
+    if (out) memset(out, 0, sizeof *out);
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__instance_generate_op: op or one of its texts is NULL");
+  }
+  return generate(key, op, out);
+}
+
+/* A user op's key: a family that takes an op, a source dtype, and a dst that is a dtype or
+ * AKX_DTYPE_AUTO (the accumulator itself, for the reductions). */
+static akx_status check_op_key(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
+  if (k->family < 0 || k->family >= AKX__FAMILY_COUNT || k->family == AKX__FAMILY_FINDALL)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "kernel family %d takes no user op", (int)k->family);
+  if (!is_dtype(k->src))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' source dtype %d is not an akx_dtype",
+                     families[k->family].name, (int)k->src);
+  if (k->dst != AKX_DTYPE_AUTO && !is_dtype(k->dst))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' dst dtype %d is not an akx_dtype",
+                     families[k->family].name, (int)k->dst);
+  if (k->family == AKX__FAMILY_SCAN && k->dst == AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "a user op's scan needs a dst dtype");
+  *acc = AKX_DTYPE_AUTO;
+  *dst = (akx_dtype)k->dst;
+  return AKX_SUCCESS;
+}
+
+static akx_status generate(const akx__instance_key *key, const akx__instance_op *uop, akx__instance *out) {
   if (!out) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__instance_generate: out is NULL");
   memset(out, 0, sizeof *out);
   if (!key) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__instance_generate: key is NULL");
   akx_dtype acc, dst;
-  AKX_TRY(check_key(key, &acc, &dst));
+  AKX_TRY(uop ? check_op_key(key, &acc, &dst) : check_key(key, &acc, &dst));
   const family_spec *f = &families[key->family];
-  const cxx_names names = {
-      dtype_cxx_name((akx_dtype)key->src), dst == AKX_DTYPE_AUTO ? NULL : dtype_cxx_name(dst),
-      acc == AKX_DTYPE_AUTO ? NULL : dtype_cxx_name(acc),
-      key->family == AKX__FAMILY_FINDALL ? NULL : op_cxx_name((akx_op)key->op)};
+  cxx_names names = {
+      akx__dtype_cxx_name((akx_dtype)key->src), dst == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(dst),
+      acc == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(acc),
+      key->family == AKX__FAMILY_FINDALL ? NULL : akx__op_cxx_name((akx_op)key->op)};
+  if (uop) {
+    names.acc = uop->acc_cxx;
+    names.op = uop->op_cxx;
+  }
 
   akx__instance r = {0};
   r.acc = acc;
@@ -284,11 +316,13 @@ akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *o
   }
   if (names.op) {
     put(&src, ", op ");
-    put(&src, akx__op_name((akx_op)key->op));
+    put(&src, uop ? "(a user op)" : akx__op_name((akx_op)key->op));
   }
   put(&src, ": generated by libakx (src/jit/instance.c).\n#include \"");
   put(&src, f->header);
-  put(&src, "\"\n\n");
+  put(&src, "\"\n");
+  if (uop) put(&src, uop->prelude);
+  put(&src, "\n");
   for (int i = 0; s == AKX_SUCCESS && i < f->n_kernels; i++) {
     text id = {0};
     s = expand(&id, f->kernels[i], &names);

@@ -25,6 +25,10 @@ typedef enum {
 
 /* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
 const char *akx__family_name(int family);
+/* A dtype's C++ type as the kernels name it ("int8_t", "::akx::f16"), an op's functor
+ * ("::akx::op_add"): the columns of the one lists; NULL for anything else. */
+const char *akx__dtype_cxx_name(akx_dtype t);
+const char *akx__op_cxx_name(akx_op op);
 
 /* One combination. What each family reads:
  *   reduce_whole, reduce_dims: src, acc, op. acc AUTO: the accumulator of the identity map
@@ -60,6 +64,21 @@ typedef struct {
  * the same refusals as akx_mapreduce's and akx_scan's); AKX_ERROR_OUT_OF_MEMORY. Each with a
  * sentence in akx_last_error(). */
 akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *out);
+
+/* A user op's half of a unit (src/jit/user_op.h): text placed after the family's header (the
+ * op's source and its functions), and the C++ names of its op and accumulator types, which
+ * replace the built-in op's functor and the accumulator dtype's type. */
+typedef struct {
+  const char *prelude;
+  const char *op_cxx;  /* e.g. "::akx::user_op<::akx_user::fns, float>" */
+  const char *acc_cxx; /* e.g. "::akx::user_op<::akx_user::fns, float>::value" */
+} akx__instance_op;
+
+/* akx__instance_generate with a user op: key->op and key->acc are not read (acc: the op's);
+ * key->dst is the scan's dst, or for the reductions the dtype the op's store is compiled for
+ * (AKX_DTYPE_AUTO: the accumulator itself), which the text does not name beyond op_cxx. */
+akx_status akx__instance_generate_op(const akx__instance_key *key, const akx__instance_op *op,
+                                     akx__instance *out);
 
 /* Frees what a successful akx__instance_generate wrote and zeroes it; a zeroed one is a no-op. */
 void akx__instance_free(akx__instance *inst);

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "akx/dtype_list.h"
 #include "internal.h"
 #include "compile_log.h"
+#include "builtin_instance.h"
 #include "sim_module.h"
 
 /* ---- text ------------------------------------------------------------------------------------ */
@@ -66,13 +66,8 @@ static akx_status done(buf *b, char **text) {
 
 /* The C++ type of a dtype, as the kernels name it; "void" for AKX_DTYPE_AUTO. */
 static const char *cxx_type(akx_dtype t) {
-  switch (t) {
-#define AKX_X_(D, T, N, S) \
-  case D: return #T;
-    AKX_DTYPE_LIST(AKX_X_)
-#undef AKX_X_
-    default: return "void";
-  }
+  const char *n = akx__dtype_cxx_name(t);
+  return n ? n : "void";
 }
 
 /* The user's source and akx_user::fns. After the source, each function name also names a
@@ -148,47 +143,37 @@ akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text) {
   return done(&b, text);
 }
 
-static const char *family_header(int family) {
-  switch (family) {
-    case AKX__FAMILY_REDUCE_WHOLE: return "akx/reduce_whole.cuh";
-    case AKX__FAMILY_REDUCE_DIMS: return "akx/reduce_dims.cuh";
-    case AKX__FAMILY_SCAN: return "akx/scan.cuh";
-  }
-  return NULL;
+akx_status akx__user_op_prelude(const akx_user_op_desc *d, char **text) {
+  buf fns = {0};
+  put_fns(&fns, d);
+  return done(&fns, text);
 }
 
 akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
                                   char **text) {
-  const char *header = family_header(family);
-  if (!header) return akx__fail(AKX_ERROR_INTERNAL, "user ops have no %s kernels", akx__family_name(family));
-  buf b = {0};
-  put(&b, "#include \"%s\"\n#include \"akx/fail.h\"\n", header);
-  put_fns(&b, &op->desc);
-  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, %s>;\nusing akx_src_t = %s;\n", cxx_type(dst),
-      cxx_type(src));
-  switch (family) {
-    case AKX__FAMILY_REDUCE_WHOLE:
-    case AKX__FAMILY_REDUCE_DIMS: {
-      const int whole = family == AKX__FAMILY_REDUCE_WHOLE;
-      put(&b, "AKX_MODULE_EXPORT akx_status akx_user_entry(const %s *p, void *stream) {\n",
-          whole ? "akx__reduce_whole_plan" : "akx__reduce_dims_plan");
-      if (dst != AKX_DTYPE_AUTO)
-        put(&b, "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<akx_op_t::acc, "
-                "::akx::user_type<%s>::type>::value)\n"
-                "    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, \"opts->fold: the op's accumulator (%s) cannot be "
-                "made from dst's previous value (%s): give the op no fold, or an accumulator that converts from it\");\n",
-            cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
-      put(&b, "  return ::akx::%s<akx_src_t, akx_op_t::value, akx_op_t>(*p, stream);\n}\n",
-          whole ? "reduce_whole_launch" : "reduce_dims_launch");
-      break;
-    }
-    case AKX__FAMILY_SCAN:
-      put(&b, "AKX_MODULE_EXPORT akx_status akx_user_entry(const akx__scan_plan *p, void *stream) {\n"
-              "  return ::akx::scan_launch<akx_src_t, %s, akx_op_t::value, akx_op_t>(*p, stream);\n}\n",
-          cxx_type(dst));
-      break;
-  }
-  return done(&b, text);
+  char *prelude = NULL;
+  AKX_TRY(akx__user_op_prelude(&op->desc, &prelude));
+  char op_cxx[96], acc_cxx[128];
+  snprintf(op_cxx, sizeof op_cxx, "::akx::user_op<::akx_user::fns, %s>", cxx_type(dst));
+  snprintf(acc_cxx, sizeof acc_cxx, "%s::value", op_cxx);
+  const akx__instance_key key = {family, src, dst, AKX_DTYPE_AUTO, 0};
+  const akx__instance_op uop = {prelude, op_cxx, acc_cxx};
+  akx__instance in;
+  akx_status s = akx__instance_generate_op(&key, &uop, &in);
+  free(prelude);
+  AKX_TRY(s);
+  /* A store-less op folds into a reduction's dst only when its accumulator converts from
+   * dst's type: refused here, on the host, before anything launches. */
+  char check[640] = "";
+  if (family != AKX__FAMILY_SCAN && dst != AKX_DTYPE_AUTO)
+    snprintf(check, sizeof check,
+             "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<%s::acc, ::akx::user_type<%s>::type>::value)\n"
+             "    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, \"opts->fold: the op's accumulator (%s) cannot be made "
+             "from dst's previous value (%s)\");\n",
+             op_cxx, cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
+  s = akx__unit_with_entry(family, cxx_type(src), cxx_type(dst), acc_cxx, op_cxx, in.source, check, text);
+  akx__instance_free(&in);
+  return s;
 }
 
 /* ---- compiles ------------------------------------------------------------------------------- */
@@ -241,7 +226,7 @@ akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int fami
       akx__user_op_log_set(akx__compile_log_get());
       return s;
     }
-    AKX_TRY(akx__sim_module_symbol(dl, name, "akx_user_entry", &e));
+    AKX_TRY(akx__sim_module_symbol(dl, name, "akx_unit_entry", &e));
     pthread_mutex_lock(&op->lock);
     *slot = e;
     pthread_mutex_unlock(&op->lock);

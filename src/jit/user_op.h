@@ -30,6 +30,10 @@ typedef struct akx__user_op {
  * unit of one family's kernels for (src, dst) (dst AKX_DTYPE_AUTO: the accumulator). The
  * text starts after the backend's prelude. malloc'd. */
 akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text);
+/* What every unit of the op starts with after the family's header: the user's source in
+ * namespace akx_user and its functions' struct, akx_user::fns (the prelude of
+ * akx__instance_generate_op, src/jit/instance.h), for every compiler: nvcc, NVRTC, the sim's. */
+akx_status akx__user_op_prelude(const akx_user_op_desc *d, char **text);
 akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
                                   char **text);
 

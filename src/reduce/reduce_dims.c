@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reduce_dims.h"
+#include "jit/builtin_instance.h"
 #include "jit/user_op.h"
 #include "reduce_whole.h"
 #include "tuning.h"
@@ -348,6 +349,7 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
   }
   /* A user op's kernels are compiled (or found) before the workspace changes. */
   if (c.user) AKX_TRY(akx__user_op_prepare(ctx, c.user, AKX__FAMILY_REDUCE_DIMS, src->dtype, dst->dtype));
+  else AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, AKX_DTYPE_AUTO, c.acc, op, map));
   const size_t bytes = workspace_bytes(ctx, &p, c.user, opts);
   if (bytes > 0) AKX_TRY(akx__workspace(ctx, bytes, &p.partials));
   return ctx->be->reduce_dims(ctx, &p);

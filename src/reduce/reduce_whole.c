@@ -5,6 +5,7 @@
 #include "internal.h"
 #include "reduce_whole.h"
 #include "tuning.h"
+#include "jit/builtin_instance.h"
 #include "jit/user_op.h"
 
 /* Everything akx_mapreduce checks but the context; ctx may be NULL (the result-dtype query)
@@ -115,6 +116,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
 
   /* A user op's kernels are compiled (or found) before the workspace changes. */
   if (user) AKX_TRY(akx__user_op_prepare(ctx, user, AKX__FAMILY_REDUCE_WHOLE, src->dtype, p.finish.dst_dtype));
+  else AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, AKX_DTYPE_AUTO, acc, op, map));
   void *ws;
   AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws));
   p.partials = ws;

@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "akx/block_limits.h"
 #include "scan_plan.h"
+#include "jit/builtin_instance.h"
 #include "jit/user_op.h"
 #include "tuning.h"
 
@@ -82,22 +83,9 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                        "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
                        "gives the first output", (int)op);
   } else {
-  AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &acc));
-  if (!akx__scan_supported(src->dtype, acc, op))
-    return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "opts->acc %s: scans of %s compile the AUTO accumulator or %s itself only",
-                     akx_dtype_name(acc), akx_dtype_name(src->dtype), akx_dtype_name(src->dtype));
-  if (dst->dtype != acc && dst->dtype != src->dtype) {
-    if (acc == src->dtype)
-      return akx__fail(AKX_ERROR_UNSUPPORTED,
-                       "dst->dtype is %s; a scan of %s accumulated in %s stores %s",
-                       akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
-                       akx_dtype_name(acc));
-    return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "dst->dtype is %s; a scan of %s accumulated in %s stores %s or %s",
-                     akx_dtype_name(dst->dtype), akx_dtype_name(src->dtype), akx_dtype_name(acc),
-                     akx_dtype_name(src->dtype), akx_dtype_name(acc));
-  }
+    AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &acc));
+    /* resolve_acc took every accumulator the reductions take; dst may be any dtype: the store
+     * converts once (combinations outside the prebuilt set compile at run time). */
   }
   const int exclusive = opts && opts->exclusive;
   if (exclusive && !(opts && opts->init) && (op == AKX_OP_MIN || op == AKX_OP_MAX))
@@ -237,6 +225,8 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   /* A user op's kernels are compiled (or found) before the workspace changes. */
   if ((int)p.op >= AKX_USER_OP_FIRST)
     AKX_TRY(akx__user_op_prepare(ctx, akx__user_op_find(ctx, (akx_op)p.op), AKX__FAMILY_SCAN, src->dtype, dst->dtype));
+  else
+    AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, op, AKX_MAP_IDENTITY));
   if (ws_bytes) AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
   return ctx->be->scan(ctx, &p);
 }

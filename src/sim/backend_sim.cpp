@@ -26,6 +26,7 @@
 #include "sim/sim_testing.hpp"
 #include "kernel_entries.hpp"
 #include "jit/sim_module.h"
+#include "jit/builtin_instance.h"
 #include "jit/user_op.h"
 
 namespace akx::sim {
@@ -188,6 +189,13 @@ akx_status sim_launch(akx_context *ctx, const Plan *plan) {
     void *entry = nullptr;
     AKX_TRY(akx__user_op_launch_entry(ctx, akx::op_of(*plan), akx::family_id(*plan), akx::source_dtype(*plan),
                                       akx::dst_of(*plan), &entry));
+    return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
+  }
+  if (!akx::is_prebuilt(*plan)) {
+    void *entry = nullptr;
+    AKX_TRY(akx__builtin_entry(ctx, akx::family_id(*plan), (akx_dtype)akx::source_dtype(*plan),
+                               (akx_dtype)akx::dst_of(*plan), (akx_dtype)akx::acc_of(*plan),
+                               (akx_op)akx::op_of(*plan), &entry));
     return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
   }
   if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT) return launch(plan, nullptr);

@@ -322,8 +322,9 @@ static akx_map decode_map(reader *r) {
 
 static akx_op decode_op(reader *r) {
   uint8_t v = u8(r);
-  if (v < 220) return (akx_op)(v % AKX_OP_COUNT);
-  static const int bad[] = {7, -1, 100, INT32_MAX};
+  /* The seven dtype-accumulator ops (ARGMIN/ARGMAX compile at run time: tests/test_argminmax.c). */
+  if (v < 220) return (akx_op)(v % (AKX_OP_XOR + 1));
+  static const int bad[] = {AKX_OP_COUNT, -1, 100, INT32_MAX};
   return (akx_op)bad[v % 4];
 }
 
