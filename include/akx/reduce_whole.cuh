@@ -22,7 +22,28 @@ struct contiguous_span {
   int64_t tail;  // scalar elements after them (< V)
   int32_t L;     // vector loads per thread per tile
   int32_t map;   // akx_map (include/akx/ops.cuh, visit_map)
+
+  // The span of a plan's contiguous source, whose data is aligned to its element.
+  AKX_HD static contiguous_span of(const akx__reduce_whole_plan &p) {
+    constexpr int V = 16 / (int)sizeof(Src);
+    const uintptr_t addr = (uintptr_t)p.src.data;
+    const int64_t n = p.src.n;
+    contiguous_span a;
+    a.src = static_cast<const Src *>(p.src.data);
+    a.head = (int64_t)(((16 - addr % 16) % 16) / sizeof(Src));
+    if (a.head > n) a.head = n;
+    a.nvec = (n - a.head) / V;
+    a.tail = n - a.head - a.nvec * V;
+    a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
+    a.map = p.map;
+    return a;
+  }
 };
+
+// Whether pass 1 takes the vector path: one dim of stride 1, data aligned to the element.
+AKX_HD bool reduce_whole_vectorised(const akx__reduce_whole_plan &p, size_t src_size) {
+  return p.src.contiguous && (uintptr_t)p.src.data % src_size == 0;
+}
 
 
 // Thread 0 finishes when the grid is one block, else parks the block's partial.
@@ -45,8 +66,11 @@ constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MA
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
-void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
+void reduce_whole_contiguous(akx__reduce_whole_plan p) {
   constexpr int V = 16 / (int)sizeof(Src);
+  const contiguous_span<Src> a = contiguous_span<Src>::of(p);
+  Acc *partials = static_cast<Acc *>(p.partials);
+  const akx__finish &fin = p.finish;
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const int bd = (int)blockDim.x, L = a.L;
@@ -96,7 +120,11 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
 // source's own index order (src/core/canonical.c), so that i is akx_findall's position.
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
-void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
+void reduce_whole_strided(akx__reduce_whole_plan p) {
+  const akx__source &s = p.src;
+  const int32_t map = p.map;
+  Acc *partials = static_cast<Acc *>(p.partials);
+  const akx__finish &fin = p.finish;
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const Src *src = static_cast<const Src *>(s.data);
@@ -114,7 +142,9 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish
 // ---- pass 2 (and the empty input): one block over the partials --------------------------------
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
-void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
+void reduce_whole_partials(akx__reduce_whole_plan p, int32_t count) {
+  const Acc *partials = static_cast<const Acc *>(p.partials);
+  const akx__finish &fin = p.finish;
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
@@ -124,43 +154,48 @@ void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) 
 
 // ---- launcher -----------------------------------------------------------------------------------
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// The family's kernels as its launch sequence calls them (as include/akx/scan.cuh's
+// scan_kernels: the templates here, or a backend's handles into a run-time module).
 template <class Src, class Acc, class Op>
-akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
-  constexpr int V = 16 / (int)sizeof(Src);
-  const dim3 block((unsigned)p.block_size);
-  Acc *partials = static_cast<Acc *>(p.partials);
-  const int64_t n = p.src.n;
-  const kernel_info partials_info = resourced<void, void, Acc, Op>(reduce_whole_partials_info);
-  if (n == 0)
-    return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
-                      0, stream, (const Acc *)partials, 0, p.finish);
-  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
-  // `blocks` partials for pass 2.
-  const uintptr_t addr = (uintptr_t)p.src.data;
-  akx_status s;
-  if (p.src.contiguous && addr % sizeof(Src) == 0) {
-    contiguous_span<Src> a;
-    a.src = static_cast<const Src *>(p.src.data);
-    a.head = ((16 - addr % 16) % 16) / sizeof(Src);
-    if (a.head > n) a.head = n;
-    a.nvec = (n - a.head) / V;
-    a.tail = n - a.head - a.nvec * V;
-    a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
-    a.map = p.map;
+struct reduce_whole_kernels {
+  akx_status contiguous(const akx__reduce_whole_plan &p, bool four_loads, void *stream) const {
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
     kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
-    if (a.L < 4) info.loads_in_flight = 1;
-    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
-                   block, 0, stream, a, partials, p.finish);
+    if (!four_loads) info.loads_in_flight = 1;
+    return AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
+                      dim3((unsigned)p.block_size), 0, stream, p);
+  }
+  akx_status strided(const akx__reduce_whole_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)), (reduce_whole_strided<Src, Acc, Op>),
+                      dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p);
+  }
+  akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *stream) const {
+    return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_whole_partials_info)), (reduce_whole_partials<Acc, Op>),
+                      dim3(1), dim3((unsigned)p.block_size), 0, stream, p, count);
+  }
+};
+
+// The one launch sequence of a whole-array reduction, for every set of kernels K.
+template <class K>
+akx_status reduce_whole_launch_with(const akx__reduce_whole_plan &p, const K &k, void *stream) {
+  if (p.src.n == 0) return k.partials(p, 0, stream);
+  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
+  // `blocks` partials for pass 2.
+  const size_t src_size = dtype_bytes(p.src.dtype);
+  akx_status s;
+  if (reduce_whole_vectorised(p, src_size)) {
+    const int64_t V = 16 / (int64_t)src_size;
+    s = k.contiguous(p, p.items_per_thread / V >= 4, stream);
   } else {
-    s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)),
-                   (reduce_whole_strided<Src, Acc, Op>),
-                   dim3((unsigned)p.blocks), block, 0, stream, p.src, (int32_t)p.map, partials,
-                   p.finish);
+    s = k.strided(p, stream);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
-  return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block, 0, stream,
-                    (const Acc *)partials, p.blocks, p.finish);
+  return k.partials(p, p.blocks, stream);
+}
+
+template <class Src, class Acc, class Op>
+akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
+  return reduce_whole_launch_with(p, reduce_whole_kernels<Src, Acc, Op>{}, stream);
 }
 #endif
 

@@ -19,8 +19,12 @@ enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns
 
 template <class Src, class Dst, class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_info.max_threads)
-void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int32_t mode) {
+void scan_columns(akx__scan_plan p, int32_t mode) {
   using S = plain_scan<Op, Acc>;
+  scan_result<S> result;
+  result.exclusive = p.exclusive != 0;
+  result.has_init = p.has_init != 0;
+  result.init = bitcast_<Acc>(p.init);
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t columns = p.slices;
   if (g >= columns * p.chunks) return;
@@ -48,7 +52,9 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
 // Carries of one column, chunk by chunk, into exclusive prefixes (chunk 0: the identity).
 template <class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_carry_info.max_threads)
-void scan_columns_carry(Acc *carries, int64_t columns, int64_t chunks) {
+void scan_columns_carry(akx__scan_plan p) {
+  Acc *carries = static_cast<Acc *>(p.status);
+  const int64_t columns = p.slices, chunks = p.chunks;
   const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= columns) return;
   Acc running = Op::template identity<Acc>();

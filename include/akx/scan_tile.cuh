@@ -63,9 +63,12 @@ struct scan_result {
   }
 };
 
-// The scan policy: Src elements in, Dst elements out, S over the accumulator.
+// The scan policy: Src elements in, Dst elements out, S over the accumulator. Built from the
+// plan inside the kernel (from_plan): the kernels' parameter is the plan alone, a C struct
+// that any launcher can pass (include/akx/scan.cuh, scan_kernels).
 template <class Src, class Dst, class S>
 struct scan_policy {
+  using plan_type = akx__scan_plan;
   using scan = S;
   using Acc = typename S::value_type;
   const Src *src;
@@ -88,6 +91,24 @@ struct scan_policy {
     return result(before, after, head);
   }
   AKX_DEVICE void finish(const typename S::T &, bool, lookback_header *) const {}
+
+  AKX_HD static scan_policy from_plan(const akx__scan_plan &p) {
+    scan_policy pol;
+    pol.src = static_cast<const Src *>(p.src);
+    pol.dst = static_cast<Dst *>(p.dst);
+    pol.n = p.n;
+    pol.total = p.n * p.slices;
+    pol.src_step = p.src_step;
+    pol.dst_step = p.dst_step;
+    pol.src_outer = p.src_outer;
+    pol.dst_outer = p.dst_outer;
+    pol.result.exclusive = p.exclusive != 0;
+    pol.result.has_init = p.has_init != 0;
+    pol.result.init = bitcast_<Acc>(p.init);
+    pol.d_slice = p.block_size / p.n;
+    pol.d_i = p.block_size % p.n;
+    return pol;
+  }
 };
 
 template <class P>

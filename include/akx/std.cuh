@@ -135,7 +135,7 @@ template <class T>
 struct is_trivially_copyable : bool_constant<__is_trivially_copyable(T)> {};
 
 template <class T>
-T &&declval() noexcept;
+__host__ __device__ T &&declval() noexcept;
 
 // lowest(), max() and, for float and double, infinity(): the members the kernels use.
 template <class T>
