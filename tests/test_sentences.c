@@ -48,16 +48,13 @@ Test(sentences, plural_and_articles) {
                AKX_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(akx_last_error(), "1 element") && !strstr(akx_last_error(), "1 elements"), "\"%s\"",
             akx_last_error());
-  /* a scan dst of the wrong dtype, where the accumulator is src's own: no "int32 or int32", no
-   * "a int64" */
+  /* a scan accumulator no reduction takes either (a scan's dst may be any dtype): no "a int" */
   int32_t *d32 = tfx_alloc(ctx, 3 * 8);
   akx_array d = akx_vector(d32, AKX_FLOAT64, 3);
   akx_scan_opts o = akx_scan_opts_default();
-  o.acc = AKX_INT32;
+  o.acc = AKX_FLOAT32;
   cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, &o), AKX_ERROR_UNSUPPORTED);
-  cr_assert(!strstr(akx_last_error(), "int32 or int32"), "\"%s\"", akx_last_error());
-  cr_assert(strstr(akx_last_error(), "dst->dtype"), "\"%s\"", akx_last_error());
-  cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_ERROR_UNSUPPORTED); /* AUTO: int64 */
+  cr_assert(strstr(akx_last_error(), "opts->acc"), "\"%s\"", akx_last_error());
   cr_assert(!strstr(akx_last_error(), "a int") && !strstr(akx_last_error(), "a uint"), "\"%s\"",
             akx_last_error());
   /* an op refused on an accumulator names it without a wrong article */

@@ -4,7 +4,7 @@
 // (src/jit/cache.h) with its kernels' lowered names, loaded with cudaLibraryLoadData, and
 // launched through its kernel handles by the same launch sequences as the prebuilt kernels
 // (include/akx/*.cuh: scan_launch_with, ...). The runtime takes a cudaKernel_t wherever it
-// takes a kernel's address (cuda_runtime_api.h: "assumed to be a cudaKernel_t and used as
+// takes a kernel's address (the runtime API header: "assumed to be a cudaKernel_t and used as
 // is"), so a handle goes through akx__cuda_prepare_launch and cudaLaunchKernel unchanged.
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -207,7 +207,7 @@ akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst
 struct handles {
   const cuda_module *m;
   template <class... A>
-  akx_status go(int kid, const kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
+  akx_status go(int kid, const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
                 const A &...args) const {
     const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
     AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem));

@@ -417,7 +417,8 @@ akx_dtype ref_resolve_acc(akx_dtype src, akx_map m, akx_op op, akx_dtype acc) {
   if (acc != AKX_DTYPE_AUTO && acc != a && acc != r) {
     int wide = 0;
     if (ref_is_bool(r) || ref_is_sint(r)) wide = acc == AKX_INT64 || acc == AKX_FLOAT64;
-    else if (ref_is_uint(r)) wide = acc == AKX_UINT64 || acc == AKX_FLOAT64;
+    else if (ref_is_uint(r)) /* and int64 below 64 bits: PyTorch promotes uint8 sums to int64 */
+      wide = acc == AKX_UINT64 || acc == AKX_FLOAT64 || (acc == AKX_INT64 && r != AKX_UINT64);
     else if (ref_is_float(r)) wide = acc == AKX_FLOAT32 || acc == AKX_FLOAT64;
     else if (ref_is_complex(r)) wide = acc == AKX_COMPLEX128;
     if (!wide) return REF_UNSUPPORTED;
