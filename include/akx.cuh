@@ -78,20 +78,7 @@ struct functor_traits {
 
 // ---- the tile policy over a contiguous T array (include/akx/scan_tile.cuh's interface) ------------
 template <class F, class T, bool Reduce, bool Segmented = false>
-struct functor_policy;
-// What the tile kernel takes (include/akx/scan.cuh): the policy, the status, the tiling.
-template <class F, class T, bool Reduce, bool Segmented>
-struct functor_plan {
-  functor_policy<F, T, Reduce, Segmented> pol;
-  void *status;
-  int64_t tiles;
-  int32_t items_per_thread;
-  int32_t layout;
-};
-template <class F, class T, bool Reduce, bool Segmented>
 struct functor_policy {
-  using plan_type = functor_plan<F, T, Reduce, Segmented>;
-  AKX_HD static functor_policy from_plan(const plan_type &p) { return p.pol; }
   using traits = functor_traits<F, T, Segmented>;
   using scan = typename traits::S;
   using Acc = typename traits::Acc;
@@ -130,14 +117,14 @@ struct functor_call {
   static akx_status run(void *stream, void *ws, void *arg) {
     using Acc = typename functor_traits<F, T>::Acc;
     auto *c = static_cast<functor_call *>(arg);
+    const scan_layout layout = scan_layout::make(AKX__SCAN_LAYOUT_CONFLICT_FREE, c->ipt, (int32_t)sizeof(Acc));
     const size_t smem = (size_t)c->smem;
     if (Reduce) c->pol.result = reinterpret_cast<Acc *>(ws);
-    const functor_plan<F, T, Reduce, Segmented> plan{c->pol, static_cast<char *>(ws) + 64, c->tiles, c->ipt,
-                                                      AKX__SCAN_LAYOUT_CONFLICT_FREE};
-    AKX_TRY((scan_kernels<void, void, void, void>{}.init(plan.status, c->tiles, stream)));
+    void *status = static_cast<char *>(ws) + 64;
+    AKX_TRY((scan_kernels<void, void, void, void>{}.init(status, c->tiles, stream)));
     return AKX_LAUNCH(Segmented ? scan_slices_info : scan_tile_info,
                       (scan_tile_kernel<functor_policy<F, T, Reduce, Segmented>>), dim3((unsigned)c->tiles),
-                      dim3(256u), smem, stream, plan);
+                      dim3(256u), smem, stream, c->pol, status, c->tiles, c->ipt, layout);
   }
 };
 

@@ -14,7 +14,6 @@ constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_
 
 template <class Src>
 struct findall_policy {
-  using plan_type = akx__findall_plan;
   using scan = plain_scan<op_add, long long>;
   using Acc = long long;
   static constexpr long long flag = (long long)(1ull << 62);  // slots stay below 2^62
@@ -62,6 +61,17 @@ struct findall_policy {
 };
 
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// findall_policy<Src>'s C layout, whatever Src (src/cuda/runtime_kernels.cu writes it).
+struct findall_policy_c {
+  const void *src;
+  akx__index_map map;
+  long long *indices;
+  int64_t capacity, n, total, d_slice, d_i;
+};
+static_assert(sizeof(findall_policy<double>) == sizeof(findall_policy_c) &&
+                  __builtin_offsetof(findall_policy<double>, d_i) == __builtin_offsetof(findall_policy_c, d_i),
+              "findall_policy's layout is findall_policy_c's");
+
 // findall's kernels as its launch sequence calls them (as include/akx/scan.cuh's scan_kernels).
 template <class Src>
 struct findall_kernels {
@@ -70,7 +80,9 @@ struct findall_kernels {
   }
   akx_status tile(const akx__findall_plan &p, void *stream) const {
     return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (scan_tile_kernel<findall_policy<Src>>),
-                      dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream, p);
+                      dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
+                      findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
+                      scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)));
   }
 };
 

@@ -22,27 +22,22 @@ struct contiguous_span {
   int64_t tail;  // scalar elements after them (< V)
   int32_t L;     // vector loads per thread per tile
   int32_t map;   // akx_map (include/akx/ops.cuh, visit_map)
-
-  // The span of a plan's contiguous source, whose data is aligned to its element.
-  AKX_HD static contiguous_span of(const akx__reduce_whole_plan &p) {
-    constexpr int V = 16 / (int)sizeof(Src);
-    const uintptr_t addr = (uintptr_t)p.src.data;
-    const int64_t n = p.src.n;
-    contiguous_span a;
-    a.src = static_cast<const Src *>(p.src.data);
-    a.head = (int64_t)(((16 - addr % 16) % 16) / sizeof(Src));
-    if (a.head > n) a.head = n;
-    a.nvec = (n - a.head) / V;
-    a.tail = n - a.head - a.nvec * V;
-    a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
-    a.map = p.map;
-    return a;
-  }
 };
-
-// Whether pass 1 takes the vector path: one dim of stride 1, data aligned to the element.
-AKX_HD bool reduce_whole_vectorised(const akx__reduce_whole_plan &p, size_t src_size) {
-  return p.src.contiguous && (uintptr_t)p.src.data % src_size == 0;
+// The kernels' parameters are C structs, whatever the types: a launcher that knows no C++ type
+// (a run-time module's, src/cuda/runtime_kernels.cu) passes this same layout.
+struct contiguous_span_c {
+  const void *src;
+  int64_t head, nvec, tail;
+  int32_t L, map;
+};
+static_assert(sizeof(contiguous_span<double>) == sizeof(contiguous_span_c) &&
+                  alignof(contiguous_span<double>) == alignof(contiguous_span_c),
+              "contiguous_span's layout is its C mirror's");
+// The span of a plan's source, as the planner measured it (vec_*: src/reduce/reduce_whole.c,
+// plan_vectors). (Pass 1 takes the span, not the plan: with the plan as its parameter ptxas
+// spilled 8 to 16 bytes in its float64 and complex128 instances, CUDA 13.0.)
+AKX_HD contiguous_span_c span_of(const akx__reduce_whole_plan &p) {
+  return contiguous_span_c{p.src.data, p.vec_head, p.vec_count, p.vec_tail, p.vec_loads, p.map};
 }
 
 
@@ -66,11 +61,8 @@ constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MA
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
-void reduce_whole_contiguous(akx__reduce_whole_plan p) {
+void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
   constexpr int V = 16 / (int)sizeof(Src);
-  const contiguous_span<Src> a = contiguous_span<Src>::of(p);
-  Acc *partials = static_cast<Acc *>(p.partials);
-  const akx__finish &fin = p.finish;
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const int bd = (int)blockDim.x, L = a.L;
@@ -120,11 +112,7 @@ void reduce_whole_contiguous(akx__reduce_whole_plan p) {
 // source's own index order (src/core/canonical.c), so that i is akx_findall's position.
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
-void reduce_whole_strided(akx__reduce_whole_plan p) {
-  const akx__source &s = p.src;
-  const int32_t map = p.map;
-  Acc *partials = static_cast<Acc *>(p.partials);
-  const akx__finish &fin = p.finish;
+void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   const Src *src = static_cast<const Src *>(s.data);
@@ -142,9 +130,7 @@ void reduce_whole_strided(akx__reduce_whole_plan p) {
 // ---- pass 2 (and the empty input): one block over the partials --------------------------------
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
-void reduce_whole_partials(akx__reduce_whole_plan p, int32_t count) {
-  const Acc *partials = static_cast<const Acc *>(p.partials);
-  const akx__finish &fin = p.finish;
+void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
   Acc acc = Op::template identity<Acc>();
   for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
@@ -162,16 +148,21 @@ struct reduce_whole_kernels {
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
     kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
     if (!four_loads) info.loads_in_flight = 1;
+    const contiguous_span_c c = span_of(p);
+    contiguous_span<Src> a;
+    memcpy(&a, &c, sizeof a);
     return AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
-                      dim3((unsigned)p.block_size), 0, stream, p);
+                      dim3((unsigned)p.block_size), 0, stream, a, static_cast<Acc *>(p.partials), p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *stream) const {
     return AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)), (reduce_whole_strided<Src, Acc, Op>),
-                      dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p);
+                      dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p.src, (int32_t)p.map,
+                      static_cast<Acc *>(p.partials), p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *stream) const {
     return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_whole_partials_info)), (reduce_whole_partials<Acc, Op>),
-                      dim3(1), dim3((unsigned)p.block_size), 0, stream, p, count);
+                      dim3(1), dim3((unsigned)p.block_size), 0, stream, static_cast<const Acc *>(p.partials), count,
+                      p.finish);
   }
 };
 
@@ -181,11 +172,9 @@ akx_status reduce_whole_launch_with(const akx__reduce_whole_plan &p, const K &k,
   if (p.src.n == 0) return k.partials(p, 0, stream);
   // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
   // `blocks` partials for pass 2.
-  const size_t src_size = dtype_bytes(p.src.dtype);
   akx_status s;
-  if (reduce_whole_vectorised(p, src_size)) {
-    const int64_t V = 16 / (int64_t)src_size;
-    s = k.contiguous(p, p.items_per_thread / V >= 4, stream);
+  if (p.vectorised) {
+    s = k.contiguous(p, p.vec_loads >= 4, stream);
   } else {
     s = k.strided(p, stream);
   }

@@ -7,14 +7,46 @@
 
 namespace akx {
 
-// A tile kernel's one parameter is its plan (akx__scan_plan, akx__findall_plan): the policy
-// and the tile's layout are built from it here.
+// A tile kernel takes its policy (P::from_plan of the plan) as a parameter: built inside the
+// kernel, its index maps became a 192-byte stack frame in every instance (CUDA 13.0). Its
+// layout is C's whatever the types (scan_policy_layout below), which a launcher that knows no
+// C++ type (src/cuda/runtime_kernels.cu) writes byte by byte.
 template <class P>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
-void scan_tile_kernel(typename P::plan_type p) {
-  scan_tile_body(P::from_plan(p), p.status, p.tiles, p.items_per_thread,
-                 scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(typename P::Acc)));
+void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout) {
+  scan_tile_body(p, status, tiles, ipt, layout);
 }
+
+// scan_policy<Src, Dst, S> as bytes: the fields before the result rule, the result rule
+// (scan_columns.cuh: two bools, then the accumulator at its alignment), the cursor steps.
+struct scan_policy_head {
+  const void *src;
+  void *dst;
+  int64_t n, total, src_step, dst_step;
+  akx__index_map src_outer, dst_outer;
+};
+struct scan_policy_layout {
+  size_t result, steps, size;
+  AKX_HD static constexpr size_t up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+  AKX_HD static constexpr scan_policy_layout of(size_t acc_size, size_t acc_align) {
+    const size_t r = up(sizeof(scan_policy_head), acc_align);
+    const size_t st = up(r + scan_result_size(acc_size, acc_align), 8);
+    return scan_policy_layout{r, st, up(st + 16, acc_align > 8 ? acc_align : 8)};
+  }
+};
+template <class Src, class Dst, class S>
+constexpr bool scan_policy_layout_holds() {
+  using P = scan_policy<Src, Dst, S>;
+  using A = typename S::value_type;
+  constexpr scan_policy_layout l = scan_policy_layout::of(sizeof(A), alignof(A));
+  return sizeof(P) == l.size && __builtin_offsetof(P, result) == l.result && __builtin_offsetof(P, d_slice) == l.steps;
+}
+static_assert(scan_policy_layout_holds<float, float, plain_scan<op_add, float>>() &&
+                  scan_policy_layout_holds<int8_t, int64_t, seg_scan<op_add, int64_t>>() &&
+                  scan_policy_layout_holds<c128, c128, seg_scan<op_mul, c128>>() &&
+                  scan_policy_layout_holds<f16, f16, plain_scan<op_max, f16>>() &&
+                  scan_policy_layout_holds<bool, bool, plain_scan<op_or, bool>>(),
+              "scan_policy's layout is scan_policy_layout's");
 
 // The look-back reset's grid: a thread per tile's flag, at most 1024 blocks of 256.
 AKX_HD unsigned scan_init_blocks(int64_t tiles) {
@@ -38,17 +70,24 @@ struct scan_kernels {
   }
   akx_status tile(bool segmented, const akx__scan_plan &p, void *stream) const {
     const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
+    const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
     if (segmented)
       return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_slices_info)),
                         (scan_tile_kernel<scan_policy<Src, Dst, seg_scan<Op, Acc>>>), grid, block,
-                        (size_t)p.smem_bytes, stream, p);
+                        (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, seg_scan<Op, Acc>>::from_plan(p),
+                        p.status, p.tiles, p.items_per_thread, layout);
     return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_tile_info)),
                       (scan_tile_kernel<scan_policy<Src, Dst, plain_scan<Op, Acc>>>), grid, block,
-                      (size_t)p.smem_bytes, stream, p);
+                      (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
+                      p.status, p.tiles, p.items_per_thread, layout);
   }
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *stream) const {
+    scan_result<plain_scan<Op, Acc>> result;
+    result.exclusive = p.exclusive != 0;
+    result.has_init = p.has_init != 0;
+    result.init = bitcast_<Acc>(p.init);
     return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_columns_info)), (scan_columns<Src, Dst, Op, Acc>),
-                      grid, block, 0, stream, p, mode);
+                      grid, block, 0, stream, p, result, mode);
   }
   akx_status carry(dim3 grid, dim3 block, const akx__scan_plan &p, void *stream) const {
     return AKX_LAUNCH((resourced<void, void, Acc, Op>(scan_columns_carry_info)), (scan_columns_carry<Op, Acc>),

@@ -63,12 +63,10 @@ struct scan_result {
   }
 };
 
-// The scan policy: Src elements in, Dst elements out, S over the accumulator. Built from the
-// plan inside the kernel (from_plan): the kernels' parameter is the plan alone, a C struct
-// that any launcher can pass (include/akx/scan.cuh, scan_kernels).
+// The scan policy: Src elements in, Dst elements out, S over the accumulator; from_plan builds
+// it from the plan (include/akx/scan.cuh: the tile kernels' parameter, of a C layout).
 template <class Src, class Dst, class S>
 struct scan_policy {
-  using plan_type = akx__scan_plan;
   using scan = S;
   using Acc = typename S::value_type;
   const Src *src;

@@ -18,6 +18,7 @@
 #include "akx/scan.cuh"
 #include "backend.h"
 #include "error.h"
+#include "internal.h"
 #include "jit/cache.h"
 #include "jit/embedded.h"
 #include "jit/instance.h"
@@ -224,13 +225,17 @@ struct handles {
 // The families' kernel sets over a module, in src/jit/instance.c's order of each family.
 struct reduce_whole_handles : handles {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
-    return go(0, akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p);
+    const akx::contiguous_span_c a = akx::span_of(p);
+    return go(0, akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, a,
+              p.partials, p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *s) const {
-    return go(1, akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p);
+    return go(1, akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p.src,
+              (int32_t)p.map, p.partials, p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *s) const {
-    return go(2, akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p, count);
+    return go(2, akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p.partials, count,
+              p.finish);
   }
 };
 struct reduce_dims_handles : handles {
@@ -250,11 +255,34 @@ struct scan_handles : handles {
     return go(0, akx::scan_init_info, dim3(akx::scan_init_blocks(tiles)), dim3(256), 0, s, st.head, st.flags, tiles);
   }
   akx_status tile(bool segmented, const akx__scan_plan &p, void *s) const {
+    // scan_policy<Src, Dst, S>'s bytes (include/akx/scan.cuh, scan_policy_layout).
+    const akx::scan_policy_layout l = akx::scan_policy_layout::of(acc_size, acc_align);
+    struct alignas(16) policy_bytes {
+      unsigned char b[512];
+    } pol = {};
+    if (l.size > sizeof pol.b) return akx__fail(AKX_ERROR_INTERNAL, "a scan policy of %zu bytes", l.size);
+    const akx::scan_policy_head head{p.src, p.dst, p.n, p.n * p.slices, p.src_step, p.dst_step, p.src_outer, p.dst_outer};
+    memcpy(pol.b, &head, sizeof head);
+    pol.b[l.result] = p.exclusive != 0;
+    pol.b[l.result + 1] = p.has_init != 0;
+    memcpy(pol.b + l.result + akx::scan_result_init_offset(acc_align), p.init, acc_size);
+    const int64_t steps[2] = {p.block_size / p.n, p.block_size % p.n};
+    memcpy(pol.b + l.steps, steps, sizeof steps);
+    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
     return go(segmented ? 2 : 1, segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
-              dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, p);
+              dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout);
   }
+  size_t acc_size, acc_align;  // the kernels' accumulator: scan_columns' result layout
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *s) const {
-    return go(3, akx::scan_columns_info, grid, block, 0, s, p, mode);
+    struct alignas(16) result_bytes {
+      unsigned char b[64];
+    } r = {};
+    const size_t at = akx::scan_result_init_offset(acc_align);
+    if (at + acc_size > sizeof r.b) return akx__fail(AKX_ERROR_INTERNAL, "a scan accumulator of %zu bytes", acc_size);
+    r.b[0] = p.exclusive != 0;
+    r.b[1] = p.has_init != 0;
+    memcpy(r.b + at, p.init, acc_size);
+    return go(3, akx::scan_columns_info, grid, block, 0, s, p, r, mode);
   }
   akx_status carry(dim3 grid, dim3 block, const akx__scan_plan &p, void *s) const {
     return go(4, akx::scan_columns_carry_info, grid, block, 0, s, p);
@@ -262,9 +290,13 @@ struct scan_handles : handles {
 };
 
 struct findall_handles : handles {
-  akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}}.init(status, tiles, s); }
+  akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}, 0, 1}.init(status, tiles, s); }
   akx_status tile(const akx__findall_plan &p, void *s) const {
-    return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, p);
+    const akx::findall_policy_c pol{p.src, p.src_map, reinterpret_cast<long long *>(p.indices), p.capacity, p.n, p.n, 0,
+                                    p.block_size};
+    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
+    return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
+              p.status, p.tiles, p.items_per_thread, layout);
   }
 };
 
@@ -280,8 +312,13 @@ akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *strea
     return akx::reduce_whole_launch_with(p, reduce_whole_handles{{m}}, stream);
   else if constexpr (std::is_same<Plan, akx__reduce_dims_plan>::value)
     return akx::reduce_dims_launch_with(p, reduce_dims_handles{{m}}, stream);
-  else if constexpr (std::is_same<Plan, akx__scan_plan>::value)
-    return akx::scan_launch_with(p, scan_handles{{m}}, stream);
+  else if constexpr (std::is_same<Plan, akx__scan_plan>::value) {
+    const akx__user_op *u = p.op >= AKX_USER_OP_FIRST ? akx__user_op_find(ctx, (akx_op)p.op) : nullptr;
+    const size_t size = u ? u->value_size : akx_dtype_size((akx_dtype)p.acc);
+    const size_t align = u ? u->value_align : akx__dtype_alignment((akx_dtype)p.acc);
+    scan_handles k{{m}, size, align};
+    return akx::scan_launch_with(p, k, stream);
+  }
   else
     return akx::findall_launch_with(p, findall_handles{{m}}, stream);
 }
