@@ -34,6 +34,7 @@ struct scan_policy_layout {
     return scan_policy_layout{r, st, up(st + 16, acc_align > 8 ? acc_align : 8)};
   }
 };
+#if !defined(__CUDACC_RTC__)  // checked by nvcc and the host compiler (NVRTC refuses the offsetof)
 template <class Src, class Dst, class S>
 constexpr bool scan_policy_layout_holds() {
   using P = scan_policy<Src, Dst, S>;
@@ -47,6 +48,7 @@ static_assert(scan_policy_layout_holds<float, float, plain_scan<op_add, float>>(
                   scan_policy_layout_holds<f16, f16, plain_scan<op_max, f16>>() &&
                   scan_policy_layout_holds<bool, bool, plain_scan<op_or, bool>>(),
               "scan_policy's layout is scan_policy_layout's");
+#endif
 
 // The look-back reset's grid: a thread per tile's flag, at most 1024 blocks of 256.
 AKX_HD unsigned scan_init_blocks(int64_t tiles) {
