@@ -27,6 +27,15 @@ AKX_DTYPE_LIST(AKX_X_)
 template <akx_dtype D> using dtype_t = typename type_of_dtype<D>::type;
 template <class T> constexpr akx_dtype dtype_v = dtype_of_type<T>::value;
 
+// Bytes of an element of dtype t (0 for anything else): the kernels' own akx_dtype_size,
+// which a run-time module cannot import from libakx.
+AKX_HD constexpr size_t dtype_bytes(int32_t t) {
+#define AKX_X_(D, T, N, S) if (t == D) return S;
+  AKX_DTYPE_LIST(AKX_X_)
+#undef AKX_X_
+  return 0;
+}
+
 // ---- kinds ---------------------------------------------------------------------------------
 AKX_CONSTEXPR bool is_bool(akx_dtype t) { return t == AKX_BOOL; }
 AKX_CONSTEXPR bool is_signed_int(akx_dtype t) {

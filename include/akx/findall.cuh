@@ -45,29 +45,58 @@ struct findall_policy {
   AKX_DEVICE void finish(const Acc &total_count, bool last, lookback_header *head) const {
     if (last) gst(&head->count, total_count);
   }
+
+  AKX_HD static findall_policy from_plan(const akx__findall_plan &p) {
+    findall_policy pol;
+    pol.src = static_cast<const Src *>(p.src);
+    pol.map = p.src_map;
+    pol.indices = reinterpret_cast<long long *>(p.indices);
+    pol.capacity = p.capacity;
+    pol.n = p.n;
+    pol.total = p.n;
+    pol.d_slice = 0;
+    pol.d_i = p.block_size;
+    return pol;
+  }
 };
 
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// findall_policy<Src>'s C layout, whatever Src (src/cuda/runtime_kernels.cu writes it).
+struct findall_policy_c {
+  const void *src;
+  akx__index_map map;
+  long long *indices;
+  int64_t capacity, n, total, d_slice, d_i;
+};
+static_assert(sizeof(findall_policy<double>) == sizeof(findall_policy_c) &&
+                  __builtin_offsetof(findall_policy<double>, d_i) == __builtin_offsetof(findall_policy_c, d_i),
+              "findall_policy's layout is findall_policy_c's");
+
+// findall's kernels as its launch sequence calls them (as include/akx/scan.cuh's scan_kernels).
 template <class Src>
-akx_status findall_launch(const akx__findall_plan &p, void *stream) {
+struct findall_kernels {
+  akx_status init(void *status, int64_t tiles, void *stream) const {
+    return scan_kernels<void, void, void, void>{}.init(status, tiles, stream);
+  }
+  akx_status tile(const akx__findall_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (scan_tile_kernel<findall_policy<Src>>),
+                      dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
+                      findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
+                      scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)));
+  }
+};
+
+template <class K>
+akx_status findall_launch_with(const akx__findall_plan &p, const K &k, void *stream) {
   if (p.n == 0) return AKX_SUCCESS;
   // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
-  const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
-  const size_t smem = (size_t)p.smem_bytes;
-  findall_policy<Src> pol;
-  pol.src = static_cast<const Src *>(p.src);
-  pol.map = p.src_map;
-  pol.indices = reinterpret_cast<long long *>(p.indices);
-  pol.capacity = p.capacity;
-  pol.n = p.n;
-  pol.total = p.n;
-  pol.d_slice = 0;
-  pol.d_i = p.block_size;
-  AKX_TRY(scan_launch_init<long long>(p.status, p.tiles, stream));
-  return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)),
-                    (scan_tile_kernel<findall_policy<Src>>), dim3((unsigned)p.tiles),
-                    dim3((unsigned)p.block_size), smem, stream, pol, p.status, p.tiles,
-                    p.items_per_thread, layout);
+  AKX_TRY(k.init(p.status, p.tiles, stream));
+  return k.tile(p, stream);
+}
+
+template <class Src>
+akx_status findall_launch(const akx__findall_plan &p, void *stream) {
+  return findall_launch_with(p, findall_kernels<Src>{}, stream);
 }
 #endif
 

@@ -56,7 +56,7 @@ struct lookback_status {
   }
 };
 
-// Launched with 256 threads (include/akx/scan.cuh, scan_launch_init).
+// Launched with 256 threads (include/akx/scan.cuh, scan_kernels::init).
 constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
 
 // Resets the header and the flags of `tiles` tiles (the workspace may hold the last call's

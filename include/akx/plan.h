@@ -47,6 +47,13 @@ typedef struct {
   int32_t block_size;   /* threads per block of every pass */
   int32_t items_per_thread;
   int32_t blocks;       /* blocks of the first pass, 1..target_blocks; 1 = one launch */
+  /* Pass 1 over 16-byte vectors (a contiguous source aligned to its element): vec_head
+   * scalars before the first aligned vector, vec_count vectors, vec_tail scalars after them,
+   * vec_loads vector loads per thread per tile (include/akx/reduce_whole.cuh). The planner
+   * writes them: the kernel reads them from its parameter, holding no register for them. */
+  int32_t vectorised;
+  int32_t vec_loads;
+  int64_t vec_head, vec_count, vec_tail;
   void *partials;       /* workspace: blocks + 1 accumulators (the last one: a host result) */
   akx__finish finish;   /* applied by the last pass */
 } akx__reduce_whole_plan;

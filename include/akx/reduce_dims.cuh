@@ -217,31 +217,49 @@ void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
 
 // ---- launcher -----------------------------------------------------------------------------------
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// The family's kernels as its launch sequence calls them (as include/akx/scan.cuh's
+// scan_kernels). info: the shape's declaration (its name), which the rows and tile bodies serve.
 template <class Src, class Acc, class Op>
-akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
-  const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits), block((unsigned)p.block_size);
+struct reduce_dims_kernels {
+  akx_status rows(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_rows_kernel<Src, Acc, Op>), grid,
+                      dim3((unsigned)p.block_size), 0, stream, p);
+  }
+  akx_status tile(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
+                      dim3((unsigned)p.block_size), 0, stream, p);
+  }
+  akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info)),
+                      (reduce_dims_finish_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
+  }
+};
+
+// The one launch sequence of a reduction along dims, for every set of kernels K.
+template <class K>
+akx_status reduce_dims_launch_with(const akx__reduce_dims_plan &p, const K &k, void *stream) {
+  const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits);
   akx_status s;
   switch (p.shape) {
     case AKX__DIMS_ROWS:
     case AKX__DIMS_WARP_ROWS:
-      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info
-                                                                             : reduce_dims_warp_rows_info)),
-                     (reduce_dims_rows_kernel<Src, Acc, Op>), grid, block, 0, stream, p);
+      s = k.rows(p.shape == AKX__DIMS_ROWS ? reduce_dims_rows_info : reduce_dims_warp_rows_info, grid, p, stream);
       break;
-    default: {
-      const kernel_info info = p.shape == AKX__DIMS_PER_THREAD ? reduce_dims_per_thread_info
-                               : p.shape == AKX__DIMS_TILED    ? reduce_dims_tiled_info
-                               : p.shape == AKX__DIMS_COLUMNS  ? reduce_dims_columns_info
-                                                               : reduce_dims_strided_info;
-      s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
-                     block, 0, stream, p);
-    }
+    default:
+      s = k.tile(p.shape == AKX__DIMS_PER_THREAD ? reduce_dims_per_thread_info
+                 : p.shape == AKX__DIMS_TILED    ? reduce_dims_tiled_info
+                 : p.shape == AKX__DIMS_COLUMNS  ? reduce_dims_columns_info
+                                                 : reduce_dims_strided_info,
+                 grid, p, stream);
   }
   if (s != AKX_SUCCESS || p.splits == 1) return s;
   const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
-  return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info)),
-                    (reduce_dims_finish_kernel<Acc, Op>),
-                    dim3((unsigned)fb), block, 0, stream, p);
+  return k.finish(dim3((unsigned)fb), p, stream);
+}
+
+template <class Src, class Acc, class Op>
+akx_status reduce_dims_launch(const akx__reduce_dims_plan &p, void *stream) {
+  return reduce_dims_launch_with(p, reduce_dims_kernels<Src, Acc, Op>{}, stream);
 }
 #endif
 

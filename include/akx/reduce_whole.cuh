@@ -23,6 +23,22 @@ struct contiguous_span {
   int32_t L;     // vector loads per thread per tile
   int32_t map;   // akx_map (include/akx/ops.cuh, visit_map)
 };
+// The kernels' parameters are C structs, whatever the types: a launcher that knows no C++ type
+// (a run-time module's, src/cuda/runtime_kernels.cu) passes this same layout.
+struct contiguous_span_c {
+  const void *src;
+  int64_t head, nvec, tail;
+  int32_t L, map;
+};
+static_assert(sizeof(contiguous_span<double>) == sizeof(contiguous_span_c) &&
+                  alignof(contiguous_span<double>) == alignof(contiguous_span_c),
+              "contiguous_span's layout is its C mirror's");
+// The span of a plan's source, as the planner measured it (vec_*: src/reduce/reduce_whole.c,
+// plan_vectors). (Pass 1 takes the span, not the plan: with the plan as its parameter ptxas
+// spilled 8 to 16 bytes in its float64 and complex128 instances, CUDA 13.0.)
+AKX_HD contiguous_span_c span_of(const akx__reduce_whole_plan &p) {
+  return contiguous_span_c{p.src.data, p.vec_head, p.vec_count, p.vec_tail, p.vec_loads, p.map};
+}
 
 
 // Thread 0 finishes when the grid is one block, else parks the block's partial.
@@ -124,43 +140,51 @@ void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) 
 
 // ---- launcher -----------------------------------------------------------------------------------
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// The family's kernels as its launch sequence calls them (as include/akx/scan.cuh's
+// scan_kernels: the templates here, or a backend's handles into a run-time module).
 template <class Src, class Acc, class Op>
-akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
-  constexpr int V = 16 / (int)sizeof(Src);
-  const dim3 block((unsigned)p.block_size);
-  Acc *partials = static_cast<Acc *>(p.partials);
-  const int64_t n = p.src.n;
-  const kernel_info partials_info = resourced<void, void, Acc, Op>(reduce_whole_partials_info);
-  if (n == 0)
-    return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block,
-                      0, stream, (const Acc *)partials, 0, p.finish);
-  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
-  // `blocks` partials for pass 2.
-  const uintptr_t addr = (uintptr_t)p.src.data;
-  akx_status s;
-  if (p.src.contiguous && addr % sizeof(Src) == 0) {
-    contiguous_span<Src> a;
-    a.src = static_cast<const Src *>(p.src.data);
-    a.head = ((16 - addr % 16) % 16) / sizeof(Src);
-    if (a.head > n) a.head = n;
-    a.nvec = (n - a.head) / V;
-    a.tail = n - a.head - a.nvec * V;
-    a.L = p.items_per_thread / V > 1 ? p.items_per_thread / V : 1;
-    a.map = p.map;
+struct reduce_whole_kernels {
+  akx_status contiguous(const akx__reduce_whole_plan &p, bool four_loads, void *stream) const {
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
     kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
-    if (a.L < 4) info.loads_in_flight = 1;
-    s = AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
-                   block, 0, stream, a, partials, p.finish);
+    if (!four_loads) info.loads_in_flight = 1;
+    const contiguous_span_c c = span_of(p);
+    contiguous_span<Src> a;
+    memcpy(&a, &c, sizeof a);
+    return AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
+                      dim3((unsigned)p.block_size), 0, stream, a, static_cast<Acc *>(p.partials), p.finish);
+  }
+  akx_status strided(const akx__reduce_whole_plan &p, void *stream) const {
+    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)), (reduce_whole_strided<Src, Acc, Op>),
+                      dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p.src, (int32_t)p.map,
+                      static_cast<Acc *>(p.partials), p.finish);
+  }
+  akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *stream) const {
+    return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_whole_partials_info)), (reduce_whole_partials<Acc, Op>),
+                      dim3(1), dim3((unsigned)p.block_size), 0, stream, static_cast<const Acc *>(p.partials), count,
+                      p.finish);
+  }
+};
+
+// The one launch sequence of a whole-array reduction, for every set of kernels K.
+template <class K>
+akx_status reduce_whole_launch_with(const akx__reduce_whole_plan &p, const K &k, void *stream) {
+  if (p.src.n == 0) return k.partials(p, 0, stream);
+  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
+  // `blocks` partials for pass 2.
+  akx_status s;
+  if (p.vectorised) {
+    s = k.contiguous(p, p.vec_loads >= 4, stream);
   } else {
-    s = AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)),
-                   (reduce_whole_strided<Src, Acc, Op>),
-                   dim3((unsigned)p.blocks), block, 0, stream, p.src, (int32_t)p.map, partials,
-                   p.finish);
+    s = k.strided(p, stream);
   }
   if (s != AKX_SUCCESS || p.blocks == 1) return s;
-  return AKX_LAUNCH(partials_info, (reduce_whole_partials<Acc, Op>), dim3(1), block, 0, stream,
-                    (const Acc *)partials, p.blocks, p.finish);
+  return k.partials(p, p.blocks, stream);
+}
+
+template <class Src, class Acc, class Op>
+akx_status reduce_whole_launch(const akx__reduce_whole_plan &p, void *stream) {
+  return reduce_whole_launch_with(p, reduce_whole_kernels<Src, Acc, Op>{}, stream);
 }
 #endif
 

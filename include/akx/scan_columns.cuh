@@ -17,6 +17,20 @@ constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOC
 
 enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns_scan_from_carry = 2 };
 
+// The column scan takes its result rule (exclusive, init) as a parameter of its own, beside
+// the plan: built inside the kernel from the plan, ptxas spilled its float64 MIN/MAX instances
+// (CUDA 13.0). A launcher that knows no C++ type lays it out as the C struct it is: two bools,
+// then the accumulator at its alignment (scan_result_layout).
+AKX_HD constexpr size_t scan_result_init_offset(size_t acc_align) { return acc_align > 2 ? acc_align : 2; }
+AKX_HD constexpr size_t scan_result_size(size_t acc_size, size_t acc_align) {
+  return (scan_result_init_offset(acc_align) + acc_size + acc_align - 1) / acc_align * acc_align;
+}
+static_assert(sizeof(scan_result<plain_scan<op_add, double>>) == scan_result_size(8, 8) &&
+                  sizeof(scan_result<plain_scan<op_add, c128>>) == scan_result_size(16, 8) &&
+                  sizeof(scan_result<plain_scan<op_add, f16>>) == scan_result_size(2, 2) &&
+                  sizeof(scan_result<plain_scan<op_add, bool>>) == scan_result_size(1, 1),
+              "scan_result is {bool, bool, Acc at its alignment}");
+
 template <class Src, class Dst, class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_info.max_threads)
 void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int32_t mode) {
@@ -48,7 +62,9 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
 // Carries of one column, chunk by chunk, into exclusive prefixes (chunk 0: the identity).
 template <class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_carry_info.max_threads)
-void scan_columns_carry(Acc *carries, int64_t columns, int64_t chunks) {
+void scan_columns_carry(akx__scan_plan p) {
+  Acc *carries = static_cast<Acc *>(p.status);
+  const int64_t columns = p.slices, chunks = p.chunks;
   const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= columns) return;
   Acc running = Op::template identity<Acc>();

@@ -63,7 +63,8 @@ struct scan_result {
   }
 };
 
-// The scan policy: Src elements in, Dst elements out, S over the accumulator.
+// The scan policy: Src elements in, Dst elements out, S over the accumulator; from_plan builds
+// it from the plan (include/akx/scan.cuh: the tile kernels' parameter, of a C layout).
 template <class Src, class Dst, class S>
 struct scan_policy {
   using scan = S;
@@ -88,6 +89,24 @@ struct scan_policy {
     return result(before, after, head);
   }
   AKX_DEVICE void finish(const typename S::T &, bool, lookback_header *) const {}
+
+  AKX_HD static scan_policy from_plan(const akx__scan_plan &p) {
+    scan_policy pol;
+    pol.src = static_cast<const Src *>(p.src);
+    pol.dst = static_cast<Dst *>(p.dst);
+    pol.n = p.n;
+    pol.total = p.n * p.slices;
+    pol.src_step = p.src_step;
+    pol.dst_step = p.dst_step;
+    pol.src_outer = p.src_outer;
+    pol.dst_outer = p.dst_outer;
+    pol.result.exclusive = p.exclusive != 0;
+    pol.result.has_init = p.has_init != 0;
+    pol.result.init = bitcast_<Acc>(p.init);
+    pol.d_slice = p.block_size / p.n;
+    pol.d_i = p.block_size % p.n;
+    return pol;
+  }
 };
 
 template <class P>

@@ -105,7 +105,7 @@ struct user_op {
 
 // Where the valid flag of Op's value sits (0 without one): the host writes init there.
 template <class Op>
-AKX_HD size_t user_valid_offset() {
+AKX_HD constexpr size_t user_valid_offset() {
   if constexpr (Op::user_fns::has_identity) return 0;
   else return __builtin_offsetof(typename Op::value, valid);
 }

@@ -115,6 +115,14 @@ akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream);
 akx_status akx__sim_findall_launch(const akx__findall_plan *plan, void *stream);
 akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream);
 
+/* The CUDA backend's launches of kernels compiled at run time (src/cuda/runtime_kernels.cu):
+ * a combination outside the prebuilt set, a user op, or every kernel under AKX_KERNELS=runtime
+ * or -DAKX_PREBUILT=OFF. */
+akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__reduce_whole_plan *plan);
+akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const akx__reduce_dims_plan *plan);
+akx_status akx__cuda_runtime_scan(const akx_context *ctx, const akx__scan_plan *plan);
+akx_status akx__cuda_runtime_findall(const akx_context *ctx, const akx__findall_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "kernel_entries.hpp"
 
 namespace {
 
@@ -257,11 +258,16 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 // Every family's launch, on the context's device and stream. A non-sticky error left by an
 // earlier failed call of the caller's would otherwise be reported by the launch check as this
 // call's kernel failing to launch: it is cleared first.
-template <class Plan, akx_status (*launch)(const Plan *, void *)>
+// Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
+// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF) the family's kernels compiled at run time.
+template <class Plan, akx_status (*launch)(const Plan *, void *),
+          akx_status (*runtime)(const akx_context *, const Plan *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
   (void)cudaGetLastError();
+  if (!AKX_PREBUILT || ctx->settings.kernels == AKX__KERNELS_RUNTIME || !akx::is_prebuilt(*plan))
+    return runtime(ctx, plan);
   return launch(plan, ctx->stream);
 }
 
@@ -337,9 +343,9 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_set_stream,       // set_stream
     cuda_is_capturing,     // is_capturing
     cuda_is_device_range,  // is_device_range
-    cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch>,
-    cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch>,
-    cuda_launch<akx__scan_plan, akx__cuda_scan_launch>,
-    cuda_launch<akx__findall_plan, akx__cuda_findall_launch>,
+    cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch, akx__cuda_runtime_reduce_whole>,
+    cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch, akx__cuda_runtime_reduce_dims>,
+    cuda_launch<akx__scan_plan, akx__cuda_scan_launch, akx__cuda_runtime_scan>,
+    cuda_launch<akx__findall_plan, akx__cuda_findall_launch, akx__cuda_runtime_findall>,
     cuda_run,              // run
 };

@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "cache.h"
 #include "compile_log.h"
+#include "embedded.h"
+#include "nvrtc.h"
 #include "builtin_instance.h"
 #include "sim_module.h"
 
@@ -177,21 +180,138 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
 }
 
 /* ---- compiles ------------------------------------------------------------------------------- */
-akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
-  if (ctx->be->kind != AKX_BACKEND_SIM)
-    return akx__fail(AKX_ERROR_UNSUPPORTED,
-                     "akx_user_op_create: user operators run on the sim only in this version (CUDA's "
-                     "run-time kernels compile through NVRTC but are not launched yet)");
+/* On CUDA no host code of the op exists: the layout comes back in the lowered name of a probe
+ * kernel whose template arguments are the sizes, "_Z16akx_layout_probeILm8ELm8E...EEvv". */
+#define AKX_LAYOUT_PROBE                                                                            \
+  "::akx_layout_probe<sizeof(akx_op_t::acc), alignof(akx_op_t::acc), sizeof(akx_op_t::value), "  \
+  "alignof(akx_op_t::value), ::akx::user_valid_offset<akx_op_t>()>"
+
+static int parse_layout(const char *lowered, size_t out[5]) {
+  int k = 0;
+  for (const char *p = strstr(lowered, "ILm"); p && k < 5; p = strstr(p, "Lm")) {
+    p += 2;
+    char *end = NULL;
+    out[k++] = (size_t)strtoull(p, &end, 10);
+    if (!end || *end != 'E') return 0;
+    p = end;
+  }
+  return k == 5;
+}
+
+typedef struct {
+  const char *text;
+  int arch;
+} probe_job;
+
+static akx_status probe_build(void *arg, void **bytes, size_t *size) {
+  const probe_job *job = arg;
+  const char **names = malloc(sizeof(char *) * (size_t)akx__embedded_file_count);
+  const char **texts = malloc(sizeof(char *) * (size_t)akx__embedded_file_count);
+  if (!names || !texts) {
+    free(names), free(texts);
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    names[i] = akx__embedded_files[i].name;
+    texts[i] = akx__embedded_files[i].text;
+  }
+  static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
+  static const char *const exprs[] = {AKX_LAYOUT_PROBE};
+  akx__nvrtc_request rq = {0};
+  rq.source = job->text;
+  rq.name = "akx_user_op.cu";
+  rq.n_headers = akx__embedded_file_count;
+  rq.header_sources = texts;
+  rq.header_names = names;
+  rq.n_options = 2;
+  rq.options = options;
+  rq.n_names = 1;
+  rq.name_expressions = exprs;
+  rq.arch = job->arch;
+  rq.want_ptx = 1;
+  akx__nvrtc_result r = {0};
+  akx_status s = akx__nvrtc_compile(&rq, &r);
+  free(names), free(texts);
+  if (s != AKX_SUCCESS) {
+    /* A rule's check failed: its sentence, as on the sim. */
+    const char *rule = strstr(akx__compile_log_get(), "akx rule: ");
+    if (s == AKX_ERROR_INVALID_ARGUMENT && rule) {
+      const char *end = strpbrk(rule, "\"\n");
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%.*s", (int)(end ? end - rule - 10 : (long)strlen(rule + 10)),
+                       rule + 10);
+    }
+    return s;
+  }
+  size_t layout[5];
+  const int ok = parse_layout(r.lowered_names[0], layout);
+  akx__nvrtc_result_free(&r);
+  if (!ok) return akx__fail(AKX_ERROR_INTERNAL, "the layout probe's name cannot be read");
+  *bytes = malloc(sizeof layout);
+  if (!*bytes) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  memcpy(*bytes, layout, sizeof layout);
+  *size = sizeof layout;
+  return AKX_SUCCESS;
+}
+
+static akx_status probe_load(void *arg, const void *bytes, size_t size, void **handle) {
+  (void)arg;
+  if (size != 5 * sizeof(size_t)) return akx__fail(AKX_ERROR_INTERNAL, "a cached layout probe has %zu bytes", size);
+  *handle = malloc(size);
+  if (!*handle) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  memcpy(*handle, bytes, size);
+  return AKX_SUCCESS;
+}
+
+static akx_status cuda_layout(const akx_context *ctx, const akx_user_op_desc *d, size_t out[5]) {
+  AKX_TRY(akx__nvrtc_available());
+  buf b = {0};
+  put_fns(&b, d);
+  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
+          "template struct ::akx::user_op<::akx_user::fns, void>;\n"
+          "template <size_t A, size_t B, size_t C, size_t D, size_t E> __global__ void akx_layout_probe() {}\n");
   char *text = NULL;
-  AKX_TRY(akx__user_op_probe_text(&op->desc, &text));
-  void *dl = NULL;
-  const akx_status s = akx__sim_module_open("akx_user_op", text, 1, &dl);
+  AKX_TRY(done(&b, &text));
+  int major = 0, minor = 0;
+  akx_status s = akx__nvrtc_version(&major, &minor);
+  const probe_job job = {text, ctx->info.cc_major * 10 + ctx->info.cc_minor};
+  akx__jit_hasher h;
+  akx__jit_key_begin(&h);
+  akx__jit_key_add_str(&h, "cuda layout probe");
+  akx__jit_key_add_str(&h, akx_version());
+  akx__jit_key_add(&h, &major, sizeof major);
+  akx__jit_key_add(&h, &minor, sizeof minor);
+  akx__jit_key_add(&h, &job.arch, sizeof job.arch);
+  akx__jit_key_add_str(&h, text);
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    akx__jit_key_add_str(&h, akx__embedded_files[i].name);
+    akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
+  }
+  akx__jit_key key;
+  akx__jit_key_end(&h, &key);
+  void *handle = NULL;
+  if (s == AKX_SUCCESS) s = akx__jit_cache_get(&key, ".layout", probe_build, probe_load, (void *)&job, &handle);
   free(text);
   AKX_TRY(s);
-  void *fn = NULL;
-  AKX_TRY(akx__sim_module_symbol(dl, "akx_user_op", "akx_user_layout", &fn));
+  memcpy(out, handle, 5 * sizeof(size_t));
+  return AKX_SUCCESS;
+}
+
+akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
   size_t out[5] = {0};
-  ((void (*)(size_t *))fn)(out);
+  if (ctx->be->kind == AKX_BACKEND_CUDA) {
+    /* NVRTC for the device: the rules' checks and the layout (no host code of the op runs). */
+    AKX_TRY(cuda_layout(ctx, &op->desc, out));
+  } else {
+    char *text = NULL;
+    AKX_TRY(akx__user_op_probe_text(&op->desc, &text));
+    void *dl = NULL;
+    const akx_status s = akx__sim_module_open("akx_user_op", text, 1, &dl);
+    free(text);
+    AKX_TRY(s);
+    void *fn = NULL;
+    AKX_TRY(akx__sim_module_symbol(dl, "akx_user_op", "akx_user_layout", &fn));
+    ((void (*)(size_t *))fn)(out);
+  }
   op->info.acc_size = out[0];
   op->info.acc_align = out[1];
   op->value_size = out[2];
@@ -238,6 +358,8 @@ akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int fami
 akx_status akx__user_op_prepare(const akx_context *ctx, const akx__user_op *op, int family, akx_dtype src,
                                 akx_dtype dst) {
   if (!op) return akx__fail(AKX_ERROR_INTERNAL, "a user op's call lost its op");
+  /* CUDA compiles the unit at the launch (src/cuda/runtime_kernels.cu). */
+  if (ctx->be->kind != AKX_BACKEND_SIM) return AKX_SUCCESS;
   void *entry = NULL;
   return akx__user_op_entry(ctx, (akx__user_op *)op, family, src, dst, &entry);
 }

@@ -85,6 +85,22 @@ size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const 
   return AKX__ROUND_UP(((size_t)t.target_blocks + 1) * size, 256);
 }
 
+/* Pass 1's 16-byte vectors of a contiguous source aligned to its element (the kernel,
+ * include/akx/reduce_whole.cuh, reads these from its plan): scalars up to the first aligned
+ * vector, the vectors, the scalars after them, and the vector loads per thread per tile. */
+static void plan_vectors(akx__reduce_whole_plan *p) {
+  const size_t size = akx_dtype_size((akx_dtype)p->src.dtype);
+  const uintptr_t addr = (uintptr_t)p->src.data;
+  p->vectorised = p->src.contiguous && size > 0 && addr % size == 0;
+  if (!p->vectorised) return;
+  const int64_t V = 16 / (int64_t)size, n = p->src.n;
+  p->vec_head = (int64_t)(((16 - addr % 16) % 16) / size);
+  if (p->vec_head > n) p->vec_head = n;
+  p->vec_count = (n - p->vec_head) / V;
+  p->vec_tail = n - p->vec_head - p->vec_count * V;
+  p->vec_loads = p->items_per_thread / V > 1 ? (int32_t)(p->items_per_thread / V) : 1;
+}
+
 akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
                                  akx_map map, akx_op op, const akx_reduce_opts *opts,
                                  akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
@@ -113,6 +129,7 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   p.blocks = (int32_t)(tiles < 1 ? 1 : tiles > t.target_blocks ? t.target_blocks : tiles);
   p.finish = *finish;
   p.finish.empty = ext->count == 0;
+  plan_vectors(&p);
 
   /* A user op's kernels are compiled (or found) before the workspace changes. */
   if (user) AKX_TRY(akx__user_op_prepare(ctx, user, AKX__FAMILY_REDUCE_WHOLE, src->dtype, p.finish.dst_dtype));

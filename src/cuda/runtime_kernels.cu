@@ -1,0 +1,339 @@
+// Kernels compiled at run time on CUDA (docs/runtime_kernels.md): a combination outside the
+// prebuilt set, or a user op. The unit is the one instance generator's (src/jit/instance.h),
+// compiled by NVRTC for the device's architecture (src/jit/nvrtc.h), kept by the kernel cache
+// (src/jit/cache.h) with its kernels' lowered names, loaded with cudaLibraryLoadData, and
+// launched through its kernel handles by the same launch sequences as the prebuilt kernels
+// (include/akx/*.cuh: scan_launch_with, ...). The runtime takes a cudaKernel_t wherever it
+// takes a kernel's address (the runtime API header: "assumed to be a cudaKernel_t and used as
+// is"), so a handle goes through akx__cuda_prepare_launch and cudaLaunchKernel unchanged.
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+
+#include "akx/findall.cuh"
+#include "akx/reduce_dims.cuh"
+#include "akx/reduce_whole.cuh"
+#include "akx/scan.cuh"
+#include "backend.h"
+#include "error.h"
+#include "internal.h"
+#include "jit/cache.h"
+#include "jit/embedded.h"
+#include "jit/instance.h"
+#include "jit/nvrtc.h"
+#include "jit/user_op.h"
+#include "kernel_entries.hpp"
+
+namespace {
+
+constexpr int max_kernels = 8;
+
+// A loaded unit: its library and its kernels in the instance generator's order.
+struct cuda_module {
+  cudaLibrary_t lib;
+  int n;
+  cudaKernel_t kernels[max_kernels];
+};
+
+struct module_job {
+  const akx__instance *in;
+  int arch;
+};
+
+// The cached bytes: "AKXM", the kernel count, each lowered name (length, bytes), then the image.
+void put_u32(std::string &b, uint32_t v) { b.append(reinterpret_cast<const char *>(&v), 4); }
+
+akx_status build(void *arg, void **bytes, size_t *size) {
+  const auto *job = static_cast<const module_job *>(arg);
+  akx__nvrtc_request rq = {};
+  const char **names = static_cast<const char **>(malloc(sizeof(char *) * (size_t)akx__embedded_file_count));
+  const char **texts = static_cast<const char **>(malloc(sizeof(char *) * (size_t)akx__embedded_file_count));
+  if (!names || !texts) {
+    free(names);
+    free(texts);
+    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    names[i] = akx__embedded_files[i].name;
+    texts[i] = akx__embedded_files[i].text;
+  }
+#if defined(NDEBUG)
+  static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
+#else
+  static const char *const options[] = {"-std=c++17"};
+#endif
+  rq.source = job->in->source;
+  rq.name = "akx_instance.cu";
+  rq.n_headers = akx__embedded_file_count;
+  rq.header_sources = texts;
+  rq.header_names = names;
+  rq.n_options = (int)(sizeof options / sizeof options[0]);
+  rq.options = options;
+  rq.n_names = job->in->n_kernels;
+  rq.name_expressions = job->in->name_expressions;
+  rq.arch = job->arch;
+  akx__nvrtc_result r = {};
+  const akx_status s = akx__nvrtc_compile(&rq, &r);
+  free(names);
+  free(texts);
+  AKX_TRY(s);
+  std::string b("AKXM", 4);
+  put_u32(b, (uint32_t)r.n_lowered_names);
+  for (int i = 0; i < r.n_lowered_names; ++i) {
+    put_u32(b, (uint32_t)strlen(r.lowered_names[i]));
+    b.append(r.lowered_names[i]);
+  }
+  b.append(static_cast<const char *>(r.image), r.size);
+  akx__nvrtc_result_free(&r);
+  *bytes = malloc(b.size());
+  if (!*bytes) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  memcpy(*bytes, b.data(), b.size());
+  *size = b.size();
+  return AKX_SUCCESS;
+}
+
+akx_status load(void *, const void *bytes, size_t size, void **handle) {
+  const char *p = static_cast<const char *>(bytes), *end = p + size;
+  auto u32 = [&](uint32_t *v) {
+    if (end - p < 4) return false;
+    memcpy(v, p, 4);
+    p += 4;
+    return true;
+  };
+  uint32_t n = 0;
+  if (size < 8 || memcmp(p, "AKXM", 4) != 0 || (p += 4, !u32(&n)) || n == 0 || n > (uint32_t)max_kernels)
+    return akx__fail(AKX_ERROR_INTERNAL, "a run-time CUDA module's bytes are not a module");
+  std::string lowered[max_kernels];
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len = 0;
+    if (!u32(&len) || (size_t)(end - p) < len) return akx__fail(AKX_ERROR_INTERNAL, "a run-time CUDA module is cut short");
+    lowered[i].assign(p, len);
+    p += len;
+  }
+  auto *m = static_cast<cuda_module *>(calloc(1, sizeof(cuda_module)));
+  if (!m) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  cudaError_t e = cudaLibraryLoadData(&m->lib, p, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    free(m);
+    return akx__fail(AKX_ERROR_DEVICE, "cudaLibraryLoadData of a run-time module failed: %s (%s)",
+                     cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  m->n = (int)n;
+  for (uint32_t i = 0; i < n; ++i) {
+    e = cudaLibraryGetKernel(&m->kernels[i], m->lib, lowered[i].c_str());
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaLibraryUnload(m->lib);
+      free(m);
+      return akx__fail(AKX_ERROR_DEVICE, "cudaLibraryGetKernel(%s) failed: %s", lowered[i].c_str(),
+                       cudaGetErrorString(e));
+    }
+  }
+  *handle = m;
+  return AKX_SUCCESS;
+}
+
+// The embedded headers' digest: part of every module's key (the text includes them).
+const akx__jit_key &headers_digest() {
+  static const akx__jit_key key = [] {
+    akx__jit_hasher h;
+    akx__jit_key_begin(&h);
+    for (int i = 0; i < akx__embedded_file_count; ++i) {
+      akx__jit_key_add_str(&h, akx__embedded_files[i].name);
+      akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
+    }
+    akx__jit_key k;
+    akx__jit_key_end(&h, &k);
+    return k;
+  }();
+  return key;
+}
+
+akx_status module_for(const akx_context *ctx, const akx__instance &in, const cuda_module **out) {
+  AKX_TRY(akx__nvrtc_available());
+  int major = 0, minor = 0;
+  AKX_TRY(akx__nvrtc_version(&major, &minor));
+  const int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+  akx__jit_hasher h;
+  akx__jit_key_begin(&h);
+  akx__jit_key_add_str(&h, "cuda module");
+  akx__jit_key_add_str(&h, akx_version());
+  akx__jit_key_add(&h, &major, sizeof major);
+  akx__jit_key_add(&h, &minor, sizeof minor);
+  akx__jit_key_add(&h, &arch, sizeof arch);
+#if defined(NDEBUG)
+  akx__jit_key_add_str(&h, "NDEBUG");
+#endif
+  akx__jit_key_add_str(&h, in.source);
+  akx__jit_key_add(&h, headers_digest().b, sizeof headers_digest().b);
+  akx__jit_key key;
+  akx__jit_key_end(&h, &key);
+  module_job job{&in, arch};
+  void *handle = nullptr;
+  AKX_TRY(akx__jit_cache_get(&key, ".cumod", build, load, &job, &handle));
+  *out = static_cast<const cuda_module *>(handle);
+  if ((*out)->n != in.n_kernels)
+    return akx__fail(AKX_ERROR_INTERNAL, "a run-time CUDA module has %d kernels, its unit %d", (*out)->n, in.n_kernels);
+  return AKX_SUCCESS;
+}
+
+// The unit a plan needs: a built-in combination's, or its user op's.
+akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
+                    akx__instance *in) {
+  if (family == AKX__FAMILY_FINDALL || op < AKX_USER_OP_FIRST) {
+    const akx__instance_key key = {family, src, family == AKX__FAMILY_SCAN ? dst : AKX_DTYPE_AUTO,
+                                   family == AKX__FAMILY_FINDALL ? AKX_DTYPE_AUTO : acc, op};
+    return akx__instance_generate(&key, in);
+  }
+  const akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
+  if (!u) return akx__fail(AKX_ERROR_INTERNAL, "a plan names op %d, which is no user op of its context", (int)op);
+  char *prelude = nullptr;
+  AKX_TRY(akx__user_op_prelude(&u->desc, &prelude));
+  char op_cxx[96], acc_cxx[128];
+  const char *d = dst == AKX_DTYPE_AUTO ? "void" : akx__dtype_cxx_name((akx_dtype)dst);
+  snprintf(op_cxx, sizeof op_cxx, "::akx::user_op<::akx_user::fns, %s>", d ? d : "void");
+  snprintf(acc_cxx, sizeof acc_cxx, "%s::value", op_cxx);
+  const akx__instance_key key = {family, src, dst, AKX_DTYPE_AUTO, 0};
+  const akx__instance_op uop = {prelude, op_cxx, acc_cxx};
+  const akx_status s = akx__instance_generate_op(&key, &uop, in);
+  free(prelude);
+  return s;
+}
+
+// Launches kernel `kid` of the module: the prebuilt path's checks (akx__cuda_prepare_launch:
+// launch bounds, the shared-memory opt-in), then cudaLaunchKernel with the arguments' addresses.
+struct handles {
+  const cuda_module *m;
+  template <class... A>
+  akx_status go(int kid, const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
+                const A &...args) const {
+    const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
+    AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem));
+    void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
+    cudaError_t e = cudaLaunchKernel(k, grid, block, argv, smem, static_cast<cudaStream_t>(stream));
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    if (e != cudaSuccess)
+      return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", info.name, cudaGetErrorString(e),
+                       cudaGetErrorName(e));
+    return akx__cuda_check_launch(info.name);
+  }
+};
+
+// The families' kernel sets over a module, in src/jit/instance.c's order of each family.
+struct reduce_whole_handles : handles {
+  akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
+    const akx::contiguous_span_c a = akx::span_of(p);
+    return go(0, akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, a,
+              p.partials, p.finish);
+  }
+  akx_status strided(const akx__reduce_whole_plan &p, void *s) const {
+    return go(1, akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p.src,
+              (int32_t)p.map, p.partials, p.finish);
+  }
+  akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *s) const {
+    return go(2, akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p.partials, count,
+              p.finish);
+  }
+};
+struct reduce_dims_handles : handles {
+  akx_status rows(const akx::kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
+    return go(0, info, grid, dim3((unsigned)p.block_size), 0, s, p);
+  }
+  akx_status tile(const akx::kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
+    return go(1, info, grid, dim3((unsigned)p.block_size), 0, s, p);
+  }
+  akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
+    return go(2, akx::reduce_dims_columns_finish_info, grid, dim3((unsigned)p.block_size), 0, s, p);
+  }
+};
+struct scan_handles : handles {
+  akx_status init(void *status, int64_t tiles, void *s) const {
+    const auto st = akx::lookback_status<akx::lookback_header>::at(status, tiles);
+    return go(0, akx::scan_init_info, dim3(akx::scan_init_blocks(tiles)), dim3(256), 0, s, st.head, st.flags, tiles);
+  }
+  akx_status tile(bool segmented, const akx__scan_plan &p, void *s) const {
+    // scan_policy<Src, Dst, S>'s bytes (include/akx/scan.cuh, scan_policy_layout).
+    const akx::scan_policy_layout l = akx::scan_policy_layout::of(acc_size, acc_align);
+    struct alignas(16) policy_bytes {
+      unsigned char b[512];
+    } pol = {};
+    if (l.size > sizeof pol.b) return akx__fail(AKX_ERROR_INTERNAL, "a scan policy of %zu bytes", l.size);
+    const akx::scan_policy_head head{p.src, p.dst, p.n, p.n * p.slices, p.src_step, p.dst_step, p.src_outer, p.dst_outer};
+    memcpy(pol.b, &head, sizeof head);
+    pol.b[l.result] = p.exclusive != 0;
+    pol.b[l.result + 1] = p.has_init != 0;
+    memcpy(pol.b + l.result + akx::scan_result_init_offset(acc_align), p.init, acc_size);
+    const int64_t steps[2] = {p.block_size / p.n, p.block_size % p.n};
+    memcpy(pol.b + l.steps, steps, sizeof steps);
+    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
+    return go(segmented ? 2 : 1, segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
+              dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout);
+  }
+  size_t acc_size, acc_align;  // the kernels' accumulator: scan_columns' result layout
+  akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *s) const {
+    struct alignas(16) result_bytes {
+      unsigned char b[64];
+    } r = {};
+    const size_t at = akx::scan_result_init_offset(acc_align);
+    if (at + acc_size > sizeof r.b) return akx__fail(AKX_ERROR_INTERNAL, "a scan accumulator of %zu bytes", acc_size);
+    r.b[0] = p.exclusive != 0;
+    r.b[1] = p.has_init != 0;
+    memcpy(r.b + at, p.init, acc_size);
+    return go(3, akx::scan_columns_info, grid, block, 0, s, p, r, mode);
+  }
+  akx_status carry(dim3 grid, dim3 block, const akx__scan_plan &p, void *s) const {
+    return go(4, akx::scan_columns_carry_info, grid, block, 0, s, p);
+  }
+};
+
+struct findall_handles : handles {
+  akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}, 0, 1}.init(status, tiles, s); }
+  akx_status tile(const akx__findall_plan &p, void *s) const {
+    const akx::findall_policy_c pol{p.src, p.src_map, reinterpret_cast<long long *>(p.indices), p.capacity, p.n, p.n, 0,
+                                    p.block_size};
+    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
+    return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
+              p.status, p.tiles, p.items_per_thread, layout);
+  }
+};
+
+template <class Plan>
+akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *stream) {
+  akx__instance in;
+  AKX_TRY(unit_for(ctx, akx::family_id(p), akx::source_dtype(p), akx::dst_of(p), akx::acc_of(p), akx::op_of(p), &in));
+  const cuda_module *m = nullptr;
+  const akx_status s = module_for(ctx, in, &m);
+  akx__instance_free(&in);
+  AKX_TRY(s);
+  if constexpr (std::is_same<Plan, akx__reduce_whole_plan>::value)
+    return akx::reduce_whole_launch_with(p, reduce_whole_handles{{m}}, stream);
+  else if constexpr (std::is_same<Plan, akx__reduce_dims_plan>::value)
+    return akx::reduce_dims_launch_with(p, reduce_dims_handles{{m}}, stream);
+  else if constexpr (std::is_same<Plan, akx__scan_plan>::value) {
+    const akx__user_op *u = p.op >= AKX_USER_OP_FIRST ? akx__user_op_find(ctx, (akx_op)p.op) : nullptr;
+    const size_t size = u ? u->value_size : akx_dtype_size((akx_dtype)p.acc);
+    const size_t align = u ? u->value_align : akx__dtype_alignment((akx_dtype)p.acc);
+    scan_handles k{{m}, size, align};
+    return akx::scan_launch_with(p, k, stream);
+  }
+  else
+    return akx::findall_launch_with(p, findall_handles{{m}}, stream);
+}
+
+}  // namespace
+
+extern "C" akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__reduce_whole_plan *p) {
+  return launch_with_module(ctx, *p, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const akx__reduce_dims_plan *p) {
+  return launch_with_module(ctx, *p, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_scan(const akx_context *ctx, const akx__scan_plan *p) {
+  return launch_with_module(ctx, *p, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_findall(const akx_context *ctx, const akx__findall_plan *p) {
+  return launch_with_module(ctx, *p, ctx->stream);
+}
