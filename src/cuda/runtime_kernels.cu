@@ -48,17 +48,8 @@ void put_u32(std::string &b, uint32_t v) { b.append(reinterpret_cast<const char 
 akx_status build(void *arg, void **bytes, size_t *size) {
   const auto *job = static_cast<const module_job *>(arg);
   akx__nvrtc_request rq = {};
-  const char **names = static_cast<const char **>(malloc(sizeof(char *) * (size_t)akx__embedded_file_count));
-  const char **texts = static_cast<const char **>(malloc(sizeof(char *) * (size_t)akx__embedded_file_count));
-  if (!names || !texts) {
-    free(names);
-    free(texts);
-    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-  }
-  for (int i = 0; i < akx__embedded_file_count; ++i) {
-    names[i] = akx__embedded_files[i].name;
-    texts[i] = akx__embedded_files[i].text;
-  }
+  const char **names, **texts;
+  if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
 #if defined(NDEBUG)
   static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
 #else
@@ -76,8 +67,8 @@ akx_status build(void *arg, void **bytes, size_t *size) {
   rq.arch = job->arch;
   akx__nvrtc_result r = {};
   const akx_status s = akx__nvrtc_compile(&rq, &r);
-  free(names);
-  free(texts);
+  free(static_cast<void *>(names));
+  free(static_cast<void *>(texts));
   AKX_TRY(s);
   std::string b("AKXM", 4);
   put_u32(b, (uint32_t)r.n_lowered_names);
@@ -136,22 +127,6 @@ akx_status load(void *, const void *bytes, size_t size, void **handle) {
   return AKX_SUCCESS;
 }
 
-// The embedded headers' digest: part of every module's key (the text includes them).
-const akx__jit_key &headers_digest() {
-  static const akx__jit_key key = [] {
-    akx__jit_hasher h;
-    akx__jit_key_begin(&h);
-    for (int i = 0; i < akx__embedded_file_count; ++i) {
-      akx__jit_key_add_str(&h, akx__embedded_files[i].name);
-      akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
-    }
-    akx__jit_key k;
-    akx__jit_key_end(&h, &k);
-    return k;
-  }();
-  return key;
-}
-
 akx_status module_for(const akx_context *ctx, const akx__instance &in, const cuda_module **out) {
   AKX_TRY(akx__nvrtc_available());
   int major = 0, minor = 0;
@@ -168,7 +143,7 @@ akx_status module_for(const akx_context *ctx, const akx__instance &in, const cud
   akx__jit_key_add_str(&h, "NDEBUG");
 #endif
   akx__jit_key_add_str(&h, in.source);
-  akx__jit_key_add(&h, headers_digest().b, sizeof headers_digest().b);
+  akx__jit_key_add_headers(&h);
   akx__jit_key key;
   akx__jit_key_end(&h, &key);
   module_job job{&in, arch};

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cache.h"
+#include "embedded.h"
 #include "error.h"
 
 enum {
@@ -93,6 +94,13 @@ void akx__jit_key_hex(const akx__jit_key *key, char hex[65]) {
     hex[2 * i + 1] = digits[key->b[i] & 15];
   }
   hex[64] = '\0';
+}
+
+void akx__jit_key_add_headers(akx__jit_hasher *h) {
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    akx__jit_key_add_str(h, akx__embedded_files[i].name);
+    akx__jit_key_add(h, akx__embedded_files[i].text, akx__embedded_files[i].size);
+  }
 }
 
 /* ---- the directory ------------------------------------------------------------------------- */

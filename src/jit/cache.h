@@ -56,6 +56,9 @@ void akx__jit_key_add(akx__jit_hasher *h, const void *data, size_t n);
  * a part of its own, unlike "" or any string. */
 void akx__jit_key_add_str(akx__jit_hasher *h, const char *s);
 void akx__jit_key_end(akx__jit_hasher *h, akx__jit_key *key);
+/* Every embedded kernel header's name and bytes (src/jit/embedded.h), as parts: what a unit
+ * that includes them depends on. */
+void akx__jit_key_add_headers(akx__jit_hasher *h);
 /* The key as 64 lowercase hex digits and a terminator: the stem of its file's name. */
 void akx__jit_key_hex(const akx__jit_key *key, char hex[65]);
 

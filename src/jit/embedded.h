@@ -22,6 +22,10 @@ extern const int akx__embedded_file_count;
 /* The file of that name, or NULL. */
 const akx__embedded_file *akx__embedded_find(const char *name);
 
+/* Every file's name and text as arrays, in table order, for a compiler that takes headers as
+ * strings (NVRTC): malloc'd, freed by the caller; 0 when out of memory. */
+int akx__embedded_arrays(const char ***names, const char ***texts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,10 +138,7 @@ const toolchain &get_toolchain() {
       chain->version = log.substr(0, log.find('\n'));
       akx__jit_hasher h;
       akx__jit_key_begin(&h);
-      for (int i = 0; i < akx__embedded_file_count; ++i) {
-        akx__jit_key_add_str(&h, akx__embedded_files[i].name);
-        akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
-      }
+      akx__jit_key_add_headers(&h);
       akx__jit_key_end(&h, &chain->headers);
     }
   }

@@ -205,16 +205,8 @@ typedef struct {
 
 static akx_status probe_build(void *arg, void **bytes, size_t *size) {
   const probe_job *job = arg;
-  const char **names = malloc(sizeof(char *) * (size_t)akx__embedded_file_count);
-  const char **texts = malloc(sizeof(char *) * (size_t)akx__embedded_file_count);
-  if (!names || !texts) {
-    free(names), free(texts);
-    return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-  }
-  for (int i = 0; i < akx__embedded_file_count; ++i) {
-    names[i] = akx__embedded_files[i].name;
-    texts[i] = akx__embedded_files[i].text;
-  }
+  const char **names, **texts;
+  if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
   static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
   static const char *const exprs[] = {AKX_LAYOUT_PROBE};
   akx__nvrtc_request rq = {0};
@@ -231,7 +223,7 @@ static akx_status probe_build(void *arg, void **bytes, size_t *size) {
   rq.want_ptx = 1;
   akx__nvrtc_result r = {0};
   akx_status s = akx__nvrtc_compile(&rq, &r);
-  free(names), free(texts);
+  free((void *)names), free((void *)texts);
   if (s != AKX_SUCCESS) {
     /* A rule's check failed: its sentence, as on the sim. */
     const char *rule = strstr(akx__compile_log_get(), "akx rule: ");
@@ -282,10 +274,7 @@ static akx_status cuda_layout(const akx_context *ctx, const akx_user_op_desc *d,
   akx__jit_key_add(&h, &minor, sizeof minor);
   akx__jit_key_add(&h, &job.arch, sizeof job.arch);
   akx__jit_key_add_str(&h, text);
-  for (int i = 0; i < akx__embedded_file_count; ++i) {
-    akx__jit_key_add_str(&h, akx__embedded_files[i].name);
-    akx__jit_key_add(&h, akx__embedded_files[i].text, akx__embedded_files[i].size);
-  }
+  akx__jit_key_add_headers(&h);
   akx__jit_key key;
   akx__jit_key_end(&h, &key);
   void *handle = NULL;
