@@ -61,7 +61,8 @@ struct user_op {
   using acc = typename Fns::acc;
   // What the kernels carry: the user's accumulator, or it with a valid flag.
   using value = typename conditional<Fns::has_identity, acc, user_optional<acc>>::type;
-  static constexpr akx_op id = (akx_op)AKX_USER_OP_FIRST;
+  // Not an akx_op: 1024 is outside the enum's range, which clang refuses in a constant.
+  static constexpr int32_t id = AKX_USER_OP_FIRST;
 
   template <class U> AKX_HD static U identity() {
     if constexpr (Fns::has_identity) return Fns::akx_identity();
