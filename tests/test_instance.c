@@ -16,6 +16,8 @@
 #include "akx.h"
 #include "src/jit/embedded.h"
 #include "src/jit/instance.h"
+#include "internal.h"
+#include "reference.h"
 
 static akx__instance_key key(int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op) {
   akx__instance_key k = {family, src, dst, acc, op};
@@ -278,4 +280,44 @@ Test(instance, text_compiles_with_the_host_compiler, .timeout = 120) {
   char rm[4200];
   snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
   cr_assert_eq(system(rm), 0);
+}
+
+/* The prebuilt sets (include/akx/dtypes.cuh): nvcc's holds exactly the AUTO accumulators
+ * (tests/support/reference.c's rule), for scans stored to the accumulator's dtype or the
+ * source's; the sim's holds everything nvcc's does, so that a sim build runs every kernel a
+ * CUDA build prebuilds. */
+Test(instance, prebuilt_sets) {
+  int cuda_reduce = 0, sim_reduce = 0, cuda_scan = 0, sim_scan = 0;
+  for (int s = 0; s < AKX_DTYPE_COUNT; ++s)
+    for (int a = 0; a < AKX_DTYPE_COUNT; ++a)
+      for (int o = 0; o < 7; ++o) {
+        const akx_dtype src = (akx_dtype)s, acc = (akx_dtype)a;
+        const akx_op op = (akx_op)o;
+        for (int m = 0; m < 4; ++m) {
+          const akx_map map = (akx_map)m;
+          const int cuda = akx__reduce_prebuilt(src, map, acc, op, AKX_BACKEND_CUDA);
+          const int sim = akx__reduce_prebuilt(src, map, acc, op, AKX_BACKEND_SIM);
+          const akx_dtype want = ref_auto_acc(src, map, op);
+          const int expect = acc == want && ref_op_valid(op, acc);
+          cr_assert_eq(cuda, expect, "reduce %s %d %s into %s: nvcc's set says %d", ref_name(src), m,
+                       akx__op_name(op), ref_name(acc), cuda);
+          cr_assert(!cuda || sim, "reduce %s %d %s into %s: prebuilt for CUDA, not for the sim", ref_name(src), m,
+                    akx__op_name(op), ref_name(acc));
+          cuda_reduce += cuda, sim_reduce += sim;
+        }
+        for (int d = 0; d < AKX_DTYPE_COUNT; ++d) {
+          const akx_dtype dst = (akx_dtype)d;
+          const int cuda = akx__scan_prebuilt(src, acc, op, dst, AKX_BACKEND_CUDA);
+          const int sim = akx__scan_prebuilt(src, acc, op, dst, AKX_BACKEND_SIM);
+          const int expect = acc == ref_auto_acc(src, AKX_MAP_IDENTITY, op) && ref_op_valid(op, acc) &&
+                             (dst == acc || dst == src);
+          cr_assert_eq(cuda, expect, "scan %s %s acc %s into %s: nvcc's set says %d", ref_name(src), akx__op_name(op),
+                       ref_name(acc), ref_name(dst), cuda);
+          cr_assert(!cuda || sim, "scan %s %s acc %s into %s: prebuilt for CUDA, not for the sim", ref_name(src),
+                    akx__op_name(op), ref_name(acc), ref_name(dst));
+          cuda_scan += cuda, sim_scan += sim;
+        }
+      }
+  cr_assert_lt(cuda_reduce, sim_reduce, "nvcc's set is the smaller");
+  cr_assert_lt(cuda_scan, sim_scan);
 }

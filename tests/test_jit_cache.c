@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "jit/cache.h"
+#include "jit/entries.h"
 
 enum { HEADER = 88 }; /* the file header's size (src/jit/cache.h) */
 
@@ -768,4 +769,50 @@ Test(jit_cache, one_build_does_not_hold_up_another_key) {
   cr_assert_eq(b.status, AKX_SUCCESS);
   cr_assert_eq(atomic_load(&slow.loads), 1);
   expect_counters(2, 0, 0, 2, 0);
+}
+
+/* ---- the table of run-time entries (src/jit/entries.h) --------------------------------------- */
+
+static akx__entry_key ekey(int32_t target, int32_t family, int32_t src, int32_t dst, int32_t acc, int32_t op) {
+  akx__entry_key k = {target, family, src, dst, acc, op};
+  return k;
+}
+
+/* Each field of the key tells entries apart; the first entry recorded for a key is kept; a
+ * table grown well past its first size finds every entry again; a hit is a memory hit; a reset
+ * forgets everything, as a new process would. */
+Test(jit_entries, keys_first_entry_growth_hits_and_reset, .init = setup, .fini = teardown) {
+  static char marks[600];
+  const akx__entry_key base = ekey(0, 2, 11, 12, 12, 0);
+  cr_assert_null(akx__entry_find(&base), "an empty table finds nothing");
+  cr_assert_eq(akx__entry_put(&base, &marks[0]), &marks[0]);
+  cr_assert_eq(akx__entry_put(&base, &marks[1]), &marks[0], "the first entry recorded for a key wins");
+  /* A key that differs from base in one field only is another entry. */
+  const akx__entry_key one_off[6] = {ekey(90, 2, 11, 12, 12, 0), ekey(0, 1, 11, 12, 12, 0), ekey(0, 2, 12, 12, 12, 0),
+                                     ekey(0, 2, 11, -1, 12, 0),  ekey(0, 2, 11, 12, 7, 0),  ekey(0, 2, 11, 12, 12, 1024)};
+  for (int i = 0; i < 6; ++i) {
+    cr_assert_null(akx__entry_find(&one_off[i]), "field %d", i);
+    cr_assert_eq(akx__entry_put(&one_off[i], &marks[2 + i]), &marks[2 + i]);
+  }
+  /* 500 more: the table doubles several times past its first 64 slots. */
+  for (int i = 0; i < 500; ++i) {
+    const akx__entry_key k = ekey(80 + i % 7, i % 4, i % 15, i / 60, -1, 1024 + i);
+    cr_assert_eq(akx__entry_put(&k, &marks[100 + i]), &marks[100 + i]);
+  }
+  akx__jit_counters before, after;
+  akx__jit_cache_counters(&before);
+  cr_assert_eq(akx__entry_find(&base), &marks[0]);
+  for (int i = 0; i < 6; ++i) cr_assert_eq(akx__entry_find(&one_off[i]), &marks[2 + i], "field %d", i);
+  for (int i = 0; i < 500; ++i) {
+    const akx__entry_key k = ekey(80 + i % 7, i % 4, i % 15, i / 60, -1, 1024 + i);
+    cr_assert_eq(akx__entry_find(&k), &marks[100 + i], "entry %d after growth", i);
+  }
+  akx__jit_cache_counters(&after);
+  cr_assert_eq(after.memory_hits - before.memory_hits, 507, "every hit counted: %llu",
+               (unsigned long long)(after.memory_hits - before.memory_hits));
+  cr_assert_eq(after.compiles, before.compiles);
+  akx__jit_cache_reset_for_tests();
+  cr_assert_null(akx__entry_find(&base), "a reset forgets the entries");
+  cr_assert_null(akx__entry_put(&base, NULL), "NULL is no entry");
+  cr_assert_null(akx__entry_find(&base));
 }

@@ -80,11 +80,32 @@ AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
   if (is_complex(r)) return acc == AKX_COMPLEX128;
   return false;
 }
-// The accumulators compiled ahead of time (the prebuilt set, include/akx/reduce_instances.inl):
-// every allowed one but int64 for narrow unsigned sources, which is compiled at run time on
-// first use (src/jit/builtin_instance.c). The set is short on purpose: every (source,
-// accumulator, op) here is a prebuilt kernel, twice over (nvcc and the sim).
-AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc) {
+// ---- the prebuilt sets ----------------------------------------------------------------------
+// What each backend's build compiles ahead of time (include/akx/*_instances.inl); everything
+// else the rules take is compiled at run time on first use (src/jit/builtin_instance.c), from
+// the same text. The two sets differ on purpose (docs/runtime_kernels.md, "The prebuilt sets"):
+//   nvcc: the AUTO accumulators, what a call without opts->acc uses: sm_90 device code is
+//     most of the library's size and of its build time (about 70 KB and 1.2 s of nvcc per
+//     reduction instance), and an explicit accumulator costs one NVRTC compile per
+//     combination, once per machine (the disk cache);
+//   the sim: also every explicit accumulator but int64 for narrow unsigned sources: its
+//     objects are small and cheap to build, and the test suite calls every accumulator, where
+//     each run-time unit would cost 0.5 to 1 s of the host compiler.
+// AKX_CUDA_PREBUILT_ALL (CMake option): nvcc prebuilds the sim's set too, as the all-kernels
+// preset does to regenerate include/akx/kernel_resources.inc, the table of every kernel.
+enum prebuilt_for : int { prebuilt_for_sim = 0, prebuilt_for_cuda = 1 };
+#if defined(AKX_CUDA_PREBUILT_ALL) && AKX_CUDA_PREBUILT_ALL
+#define AKX_CUDA_PREBUILT_SET ::akx::prebuilt_for_sim
+#else
+#define AKX_CUDA_PREBUILT_SET ::akx::prebuilt_for_cuda
+#endif
+#if defined(__CUDACC__)
+#define AKX_PREBUILT_FOR AKX_CUDA_PREBUILT_SET
+#else
+#define AKX_PREBUILT_FOR ::akx::prebuilt_for_sim
+#endif
+AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc, prebuilt_for b) {
+  if (b == prebuilt_for_cuda) return acc == auto_acc(r, op);
   if (is_unsigned_int(r) && acc == AKX_INT64 && acc != auto_acc(r, op)) return false;
   return acc_allowed(r, op, acc);
 }
@@ -103,8 +124,8 @@ AKX_CONSTEXPR bool op_allowed(akx_dtype acc, akx_op op) {
 AKX_CONSTEXPR bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
-AKX_CONSTEXPR bool reduce_prebuilt(akx_dtype src, akx_map m, akx_dtype acc, akx_op op) {
-  return acc_prebuilt(map_result(src, m), op, acc) && op_allowed(acc, op);
+AKX_CONSTEXPR bool reduce_prebuilt(akx_dtype src, akx_map m, akx_dtype acc, akx_op op, prebuilt_for b) {
+  return acc_prebuilt(map_result(src, m), op, acc, b) && op_allowed(acc, op);
 }
 // Whether some map makes (src, map, acc, op) supported (a run-time compile takes it), or
 // prebuilt: reduction kernels are compiled per
@@ -114,9 +135,9 @@ AKX_CONSTEXPR bool reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op
     if (reduce_supported(src, (akx_map)m, acc, op)) return true;
   return false;
 }
-AKX_CONSTEXPR bool reduce_prebuilt_any_map(akx_dtype src, akx_dtype acc, akx_op op) {
+AKX_CONSTEXPR bool reduce_prebuilt_any_map(akx_dtype src, akx_dtype acc, akx_op op, prebuilt_for b) {
   for (int m = 0; m < AKX_MAP_COUNT; ++m)
-    if (reduce_prebuilt(src, (akx_map)m, acc, op)) return true;
+    if (reduce_prebuilt(src, (akx_map)m, acc, op, b)) return true;
   return false;
 }
 // Scans take every accumulator reductions take (the identity map's) and store to any dst
@@ -125,10 +146,11 @@ AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return acc_allowed(src, op, acc) && op_allowed(acc, op);
 }
 // Scans compile fewer combinations ahead of time than they take (each is four kernels): the
-// AUTO accumulator or the source's own, stored to the accumulator's dtype or the source's.
-// The rest is compiled at run time on first use.
-AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst) {
-  return (acc == auto_acc(src, op) || acc == src) && op_allowed(acc, op) && (dst == acc || dst == src);
+// AUTO accumulator, or (the sim) the source's own, stored to the accumulator's dtype or the
+// source's (a float16 cumsum into float16).
+AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, prebuilt_for b) {
+  const bool acc_ok = acc == auto_acc(src, op) || (b == prebuilt_for_sim && acc == src);
+  return acc_ok && op_allowed(acc, op) && (dst == acc || dst == src);
 }
 
 }  // namespace akx

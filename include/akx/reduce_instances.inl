@@ -6,8 +6,9 @@
 //   AKX_REDUCE_LAUNCH   its launcher, templated on <Src, Acc, Op>
 //   AKX_REDUCE_SRC(p)   the plan's source dtype
 // Instances are per (accumulator, op): the map is the kernels' argument (include/akx/ops.cuh,
-// visit_map), and only pairs that some map makes prebuilt (akx::reduce_prebuilt_any_map) are
-// compiled here; the rest of what akx::reduce_supported takes is compiled at run time. Those outside the prebuilt set (akx::reduce_prebuilt) are compiled at run time.
+// visit_map), and only pairs that some map makes prebuilt for this compiler
+// (akx::reduce_prebuilt_any_map, AKX_PREBUILT_FOR) are compiled here; the rest of what
+// akx::reduce_supported takes is compiled at run time.
 // Host code (the entries and their launches): nothing under NVRTC, which compiles kernels alone
 // (a run-time module instantiates them itself: src/jit/instance.h).
 #if !defined(__CUDACC_RTC__)
@@ -34,8 +35,8 @@ akx_status no_instance(const AKX_REDUCE_PLAN &p) {
 
 template <class Acc, class Op>
 akx_status with_op(const AKX_REDUCE_PLAN &p, void *stream) {
-  if constexpr (akx::reduce_prebuilt_any_map(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id)) {
-    if (akx::reduce_prebuilt(akx::dtype_v<Src>, (akx_map)p.map, akx::dtype_v<Acc>, Op::id))
+  if constexpr (akx::reduce_prebuilt_any_map(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR)) {
+    if (akx::reduce_prebuilt(akx::dtype_v<Src>, (akx_map)p.map, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR))
       return AKX_REDUCE_LAUNCH<Src, Acc, Op>(p, stream);
   }
   return no_instance(p);

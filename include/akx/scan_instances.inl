@@ -1,6 +1,6 @@
 // The scan and findall kernels of one source dtype (AKX_SRC_DTYPE), for one backend: nvcc
 // names the entries akx__cuda_{scan,findall}_<dtype>, the host compiler akx__sim_...
-// Instances: the prebuilt set (akx::scan_prebuilt): the AUTO accumulator or the source's, each
+// Instances: the prebuilt set of this compiler (akx::scan_prebuilt, AKX_PREBUILT_FOR), each
 // storing to dst of the accumulator's dtype or of the source's (the rest is compiled at run
 // time); findall once per source dtype.
 #include "akx/findall.cuh"
@@ -28,7 +28,7 @@ akx_status no_scan_instance(const akx__scan_plan &p) {
 
 template <class Acc, class Op>
 akx_status scan_with_op(const akx__scan_plan &p, void *stream) {
-  if constexpr (akx::scan_prebuilt(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, akx::dtype_v<Acc>)) {
+  if constexpr (akx::scan_prebuilt(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, akx::dtype_v<Acc>, AKX_PREBUILT_FOR)) {
     if (p.dst_dtype == (int32_t)akx::dtype_v<Acc>) return akx::scan_launch<Src, Acc, Acc, Op>(p, stream);
     if constexpr (!akx::is_same<Src, Acc>::value)
       if (p.dst_dtype == (int32_t)akx::dtype_v<Src>) return akx::scan_launch<Src, Src, Acc, Op>(p, stream);

@@ -122,6 +122,11 @@ akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__red
 akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const akx__reduce_dims_plan *plan);
 akx_status akx__cuda_runtime_scan(const akx_context *ctx, const akx__scan_plan *plan);
 akx_status akx__cuda_runtime_findall(const akx_context *ctx, const akx__findall_plan *plan);
+/* Compiles (NVRTC) and loads the module a launch of that combination will take, before the
+ * call changes any state (src/jit/builtin_instance.h, akx__kernels_prepare). op: a built-in
+ * akx_op or a user op's id (acc then unread). */
+akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc,
+                                     int32_t op);
 
 #ifdef __cplusplus
 }

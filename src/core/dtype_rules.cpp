@@ -38,12 +38,16 @@ int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return akx::scan_supported(src, acc, op);
 }
 
-int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst) {
-  return akx::scan_prebuilt(src, acc, op, dst);
+static akx::prebuilt_for set_of(akx_backend b) {
+  return b == AKX_BACKEND_CUDA ? AKX_CUDA_PREBUILT_SET : akx::prebuilt_for_sim;
 }
 
-int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op) {
-  return akx::reduce_prebuilt(src, map, acc, op);
+int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, akx_backend backend) {
+  return akx::scan_prebuilt(src, acc, op, dst, set_of(backend));
+}
+
+int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op, akx_backend backend) {
+  return akx::reduce_prebuilt(src, map, acc, op, set_of(backend));
 }
 
 int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op) {

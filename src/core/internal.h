@@ -70,10 +70,10 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
 /* 1 when a scan of src with this accumulator and op has compiled kernels. */
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
-/* Whether a combination is in the prebuilt set (include/akx/dtypes.cuh): else it is compiled
- * at run time (src/jit/builtin_instance.h). */
-int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst);
-int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op);
+/* Whether a combination is in the backend's prebuilt set (include/akx/dtypes.cuh): else it is
+ * compiled at run time (src/jit/builtin_instance.h). */
+int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, akx_backend backend);
+int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op, akx_backend backend);
 /* 1 when some map makes (src, acc, op) a supported reduction: the reduction kernels are
  * compiled per (source, accumulator, op) and take the map at run time. */
 int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op);

@@ -31,12 +31,12 @@ inline int32_t map_of(const akx__reduce_whole_plan &p) { return p.map; }
 inline int32_t map_of(const akx__reduce_dims_plan &p) { return p.map; }
 inline int32_t map_of(const akx__scan_plan &) { return 0; }
 inline int32_t map_of(const akx__findall_plan &) { return 0; }
-// Whether the prebuilt launcher serves the plan (else: a unit compiled at run time,
-// src/jit/builtin_instance.h). A user op's plan is never prebuilt.
+// Whether the backend's prebuilt set holds the plan's combination (else: a unit compiled at
+// run time, src/jit/builtin_instance.h). A user op's plan is never prebuilt.
 template <class Plan>
-inline bool is_prebuilt(const Plan &p) {
+inline bool is_prebuilt(akx_backend backend, const Plan &p) {
   if (op_of(p) >= AKX_USER_OP_FIRST) return false;
-  return akx__builtin_prebuilt(family_id(p), (akx_dtype)source_dtype(p), (akx_dtype)dst_of(p),
+  return akx__builtin_prebuilt(backend, family_id(p), (akx_dtype)source_dtype(p), (akx_dtype)dst_of(p),
                                (akx_dtype)acc_of(p), (akx_op)op_of(p), (akx_map)map_of(p)) != 0;
 }
 inline const char *family_name(const akx__reduce_whole_plan &) { return "reduce_whole"; }

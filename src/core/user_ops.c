@@ -77,7 +77,6 @@ static void free_op(akx__user_op *op) {
   free((char *)op->desc.identity);
   free((char *)op->desc.map);
   free((char *)op->desc.store);
-  pthread_mutex_destroy(&op->lock);
   free(op);
 }
 
@@ -91,7 +90,6 @@ static char *dup_or_null(const char *s, int *oom) {
 static akx_status new_op(const akx_user_op_desc *d, akx__user_op **out) {
   akx__user_op *op = calloc(1, sizeof *op);
   if (!op) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-  pthread_mutex_init(&op->lock, NULL);
   int oom = 0;
   op->desc.source = dup_or_null(d->source, &oom);
   op->desc.acc_type = dup_or_null(d->acc_type, &oom);

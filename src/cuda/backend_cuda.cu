@@ -266,7 +266,7 @@ akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
   (void)cudaGetLastError();
-  if (!AKX_PREBUILT || ctx->settings.kernels == AKX__KERNELS_RUNTIME || !akx::is_prebuilt(*plan))
+  if (!AKX_PREBUILT || ctx->settings.kernels == AKX__KERNELS_RUNTIME || !akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))
     return runtime(ctx, plan);
   return launch(plan, ctx->stream);
 }

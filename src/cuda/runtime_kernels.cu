@@ -21,6 +21,8 @@
 #include "internal.h"
 #include "jit/cache.h"
 #include "jit/embedded.h"
+#include "jit/entries.h"
+#include "jit/builtin_instance.h"
 #include "jit/instance.h"
 #include "jit/nvrtc.h"
 #include "jit/user_op.h"
@@ -275,14 +277,26 @@ struct findall_handles : handles {
   }
 };
 
-template <class Plan>
-akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *stream) {
+// The loaded module of a combination for the context's architecture: from the table of
+// run-time entries after its first use, so that a launch neither generates nor hashes its unit.
+akx_status module_of(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
+                     const cuda_module **m) {
+  const int32_t arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+  const akx__entry_key key = akx__builtin_entry_key(arch, family, src, dst, acc, op);
+  if ((*m = static_cast<const cuda_module *>(akx__entry_find(&key)))) return AKX_SUCCESS;
   akx__instance in;
-  AKX_TRY(unit_for(ctx, akx::family_id(p), akx::source_dtype(p), akx::dst_of(p), akx::acc_of(p), akx::op_of(p), &in));
-  const cuda_module *m = nullptr;
-  const akx_status s = module_for(ctx, in, &m);
+  AKX_TRY(unit_for(ctx, family, src, dst, acc, op, &in));
+  const akx_status s = module_for(ctx, in, m);
   akx__instance_free(&in);
   AKX_TRY(s);
+  *m = static_cast<const cuda_module *>(akx__entry_put(&key, const_cast<cuda_module *>(*m)));
+  return AKX_SUCCESS;
+}
+
+template <class Plan>
+akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *stream) {
+  const cuda_module *m = nullptr;
+  AKX_TRY(module_of(ctx, akx::family_id(p), akx::source_dtype(p), akx::dst_of(p), akx::acc_of(p), akx::op_of(p), &m));
   if constexpr (std::is_same<Plan, akx__reduce_whole_plan>::value)
     return akx::reduce_whole_launch_with(p, reduce_whole_handles{{m}}, stream);
   else if constexpr (std::is_same<Plan, akx__reduce_dims_plan>::value)
@@ -299,6 +313,12 @@ akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *strea
 }
 
 }  // namespace
+
+extern "C" akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst,
+                                                int32_t acc, int32_t op) {
+  const cuda_module *m = nullptr;
+  return module_of(ctx, family, src, dst, acc, op, &m);
+}
 
 extern "C" akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__reduce_whole_plan *p) {
   return launch_with_module(ctx, *p, ctx->stream);

@@ -5,16 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entries.h"
 #include "internal.h"
 #include "sim_module.h"
+#include "user_op.h"
 
-int akx__builtin_prebuilt(int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op, akx_map map) {
+int akx__builtin_prebuilt(akx_backend backend, int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op,
+                          akx_map map) {
   switch (family) {
     case AKX__FAMILY_REDUCE_WHOLE:
-    case AKX__FAMILY_REDUCE_DIMS: return akx__reduce_prebuilt(src, map, acc, op);
-    case AKX__FAMILY_SCAN: return akx__scan_prebuilt(src, acc, op, dst);
+    case AKX__FAMILY_REDUCE_DIMS: return akx__reduce_prebuilt(src, map, acc, op, backend);
+    case AKX__FAMILY_SCAN: return akx__scan_prebuilt(src, acc, op, dst, backend);
     default: return 1;
   }
+}
+
+akx__entry_key akx__builtin_entry_key(int32_t target, int family, int32_t src, int32_t dst, int32_t acc, int32_t op) {
+  akx__entry_key k = {target, family, src, dst, acc, op};
+  if (op >= AKX_USER_OP_FIRST) k.acc = AKX_DTYPE_AUTO; /* the op's own */
+  else if (family == AKX__FAMILY_FINDALL) k.dst = k.acc = AKX_DTYPE_AUTO, k.op = 0;
+  else if (family != AKX__FAMILY_SCAN) k.dst = AKX_DTYPE_AUTO; /* the reductions take dst at run time */
+  return k;
 }
 
 /* The entry that launches the combination: the family's host launcher (include/akx/, the family header),
@@ -59,6 +70,8 @@ akx_status akx__builtin_entry(const akx_context *ctx, int family, akx_dtype src,
                               akx_op op, void **entry) {
   if (ctx->be->kind != AKX_BACKEND_SIM)
     return akx__fail(AKX_ERROR_INTERNAL, "akx__builtin_entry is the sim's (CUDA: src/cuda/runtime_kernels.cu)");
+  const akx__entry_key key = akx__builtin_entry_key(0, family, src, dst, acc, op);
+  if ((*entry = akx__entry_find(&key))) return AKX_SUCCESS;
   char *text = NULL;
   AKX_TRY(akx__builtin_unit_text(family, src, dst, acc, op, &text));
   char name[128];
@@ -68,14 +81,30 @@ akx_status akx__builtin_entry(const akx_context *ctx, int family, akx_dtype src,
   const akx_status s = akx__sim_module_open(name, text, 0, &dl);
   free(text);
   AKX_TRY(s);
-  return akx__sim_module_symbol(dl, name, "akx_unit_entry", entry);
+  void *e = NULL;
+  AKX_TRY(akx__sim_module_symbol(dl, name, "akx_unit_entry", &e));
+  *entry = akx__entry_put(&key, e);
+  return AKX_SUCCESS;
 }
 
-akx_status akx__builtin_prepare(const akx_context *ctx, int family, akx_dtype src, akx_dtype dst, akx_dtype acc,
-                                akx_op op, akx_map map) {
-  if (akx__builtin_prebuilt(family, src, dst, acc, op, map)) return AKX_SUCCESS;
-  /* CUDA compiles the unit at the launch (src/cuda/runtime_kernels.cu). */
-  if (ctx->be->kind != AKX_BACKEND_SIM) return AKX_SUCCESS;
+akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype src, akx_dtype dst, akx_dtype acc,
+                                int32_t op, akx_map map) {
+  const akx_backend b = ctx->be->kind;
+  if (op >= AKX_USER_OP_FIRST) {
+    akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
+    if (!u) return akx__fail(AKX_ERROR_INTERNAL, "a user op's call lost its op");
+    if (b == AKX_BACKEND_CUDA) return akx__cuda_runtime_prepare(ctx, family, src, dst, AKX_DTYPE_AUTO, op);
+    void *entry = NULL;
+    return akx__user_op_entry(ctx, u, family, src, dst, &entry);
+  }
+  const int in_set = akx__builtin_prebuilt(b, family, src, dst, acc, (akx_op)op, map);
+  if (b == AKX_BACKEND_CUDA) {
+    if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT && in_set) return AKX_SUCCESS;
+    return akx__cuda_runtime_prepare(ctx, family, src, dst, acc, op);
+  }
+  /* The sim's prebuilt combinations under AKX_KERNELS=runtime or AKX_PREBUILT=OFF come from
+   * its per-family modules (src/jit/sim_module.h), compiled at the launch. */
+  if (in_set) return AKX_SUCCESS;
   void *entry = NULL;
-  return akx__builtin_entry(ctx, family, src, dst, acc, op, &entry);
+  return akx__builtin_entry(ctx, family, src, dst, acc, (akx_op)op, &entry);
 }

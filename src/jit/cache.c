@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cache.h"
 #include "embedded.h"
+#include "entries.h"
 #include "error.h"
 
 enum {
@@ -521,7 +522,14 @@ const char *akx__jit_cache_dir(void) {
   return cache.dir;
 }
 
+void akx__jit_cache_count_memory_hit(void) {
+  pthread_mutex_lock(&cache.lock);
+  cache.counters.memory_hits++;
+  pthread_mutex_unlock(&cache.lock);
+}
+
 void akx__jit_cache_reset_for_tests(void) {
+  akx__entry_reset();
   pthread_mutex_lock(&cache.lock);
   for (entry *e = cache.entries, *next; e; e = next) {
     next = e->next;

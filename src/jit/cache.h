@@ -90,6 +90,9 @@ typedef struct {
   uint64_t disk_rejects; /* files refused: corrupt, truncated, foreign, or refused by the load */
 } akx__jit_counters;
 void akx__jit_cache_counters(akx__jit_counters *out);
+/* Counts one memory hit answered outside akx__jit_cache_get: a launch that found its loaded
+ * kernels in the table of run-time entries (src/jit/entries.h) without asking the cache. */
+void akx__jit_cache_count_memory_hit(void);
 
 /* Why the disk cache is not used in this process ("" while it is). Resolves the directory if no
  * call has yet; the text stays valid until the next akx__jit_cache_reset_for_tests. */
@@ -99,7 +102,8 @@ const char *akx__jit_cache_dir(void);
 
 /* For tests: drops every entry (their bytes freed; the handles are the load function's and are
  * not unloaded), zeroes the counters and reads the environment again at the next use, as a new
- * process would. No akx__jit_cache_get may be running. */
+ * process would, and forgets the table of run-time entries (src/jit/entries.h). No
+ * akx__jit_cache_get may be running. */
 void akx__jit_cache_reset_for_tests(void);
 
 #ifdef __cplusplus

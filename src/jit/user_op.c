@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "builtin_instance.h"
 #include "cache.h"
 #include "compile_log.h"
 #include "embedded.h"
@@ -313,44 +314,29 @@ akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
 akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int family, akx_dtype src,
                               akx_dtype dst, void **entry) {
   if (ctx->be->kind != AKX_BACKEND_SIM)
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "user operators run on the sim only in this version");
+    return akx__fail(AKX_ERROR_INTERNAL, "akx__user_op_entry is the sim's (CUDA: src/cuda/runtime_kernels.cu)");
   if (family < 0 || family >= AKX__FAMILY_COUNT || (unsigned)src >= AKX_DTYPE_COUNT ||
       (dst != AKX_DTYPE_AUTO && (unsigned)dst >= AKX_DTYPE_COUNT))
     return akx__fail(AKX_ERROR_INTERNAL, "user op %d: no kernels for family %d, src %d, dst %d", (int)op->id,
                      family, (int)src, (int)dst);
-  void **slot = &op->entries[family][src][dst + 1];
-  pthread_mutex_lock(&op->lock);
-  void *e = *slot;
-  pthread_mutex_unlock(&op->lock);
-  if (!e) {
-    char *text = NULL;
-    AKX_TRY(akx__user_op_unit_text(op, family, src, dst, &text));
-    char name[96];
-    snprintf(name, sizeof name, "akx_user_op_%d_%s_%s_%s", (int)op->id, akx__family_name(family),
-             akx_dtype_name(src), dst == AKX_DTYPE_AUTO ? "acc" : akx_dtype_name(dst));
-    void *dl = NULL;
-    const akx_status s = akx__sim_module_open(name, text, 1, &dl);
-    free(text);
-    if (s != AKX_SUCCESS) {
-      akx__user_op_log_set(akx__compile_log_get());
-      return s;
-    }
-    AKX_TRY(akx__sim_module_symbol(dl, name, "akx_unit_entry", &e));
-    pthread_mutex_lock(&op->lock);
-    *slot = e;
-    pthread_mutex_unlock(&op->lock);
+  const akx__entry_key key = akx__builtin_entry_key(0, family, src, dst, AKX_DTYPE_AUTO, op->id);
+  if ((*entry = akx__entry_find(&key))) return AKX_SUCCESS;
+  char *text = NULL;
+  AKX_TRY(akx__user_op_unit_text(op, family, src, dst, &text));
+  char name[96];
+  snprintf(name, sizeof name, "akx_user_op_%d_%s_%s_%s", (int)op->id, akx__family_name(family),
+           akx_dtype_name(src), dst == AKX_DTYPE_AUTO ? "acc" : akx_dtype_name(dst));
+  void *dl = NULL;
+  const akx_status s = akx__sim_module_open(name, text, 1, &dl);
+  free(text);
+  if (s != AKX_SUCCESS) {
+    akx__user_op_log_set(akx__compile_log_get());
+    return s;
   }
-  *entry = e;
+  void *e = NULL;
+  AKX_TRY(akx__sim_module_symbol(dl, name, "akx_unit_entry", &e));
+  *entry = akx__entry_put(&key, e);
   return AKX_SUCCESS;
-}
-
-akx_status akx__user_op_prepare(const akx_context *ctx, const akx__user_op *op, int family, akx_dtype src,
-                                akx_dtype dst) {
-  if (!op) return akx__fail(AKX_ERROR_INTERNAL, "a user op's call lost its op");
-  /* CUDA compiles the unit at the launch (src/cuda/runtime_kernels.cu). */
-  if (ctx->be->kind != AKX_BACKEND_SIM) return AKX_SUCCESS;
-  void *entry = NULL;
-  return akx__user_op_entry(ctx, (akx__user_op *)op, family, src, dst, &entry);
 }
 
 akx_status akx__user_op_launch_entry(const akx_context *ctx, int32_t op, int family, int32_t src, int32_t dst,

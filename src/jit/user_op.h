@@ -4,7 +4,6 @@
  * use through the kernel cache. */
 #ifndef AKX_JIT_USER_OP_H
 #define AKX_JIT_USER_OP_H
-#include <pthread.h>
 #include <stddef.h>
 #include "akx.h"
 #include "instance.h"
@@ -20,10 +19,6 @@ typedef struct akx__user_op {
   size_t valid_offset;            /* of that flag (no identity) */
   int32_t arg_of;  /* AKX_OP_ARGMIN/ARGMAX: the library op this one is for one dtype of; -1 */
   int32_t arg_src; /* its source dtype */
-  pthread_mutex_t lock;
-  /* Entries compiled so far: [family][source dtype][dst dtype + 1] (0: the accumulator
-   * itself, akx_mapreduce's result). */
-  void *entries[AKX__FAMILY_COUNT][AKX_DTYPE_COUNT][AKX_DTYPE_COUNT + 1];
 } akx__user_op;
 
 /* The unit akx_user_op_create compiles (the rules' checks and the layout probe), and the
@@ -42,15 +37,13 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
  * in akx_last_compile_log()); AKX_ERROR_UNSUPPORTED without a compiler. */
 akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op);
 
-/* The entry of `family`'s kernels for (src, dst): the launcher of src/core/backend.h's
- * signature for that family's plan. Compiled on first use; afterwards from op's table. */
+/* The sim's entry of `family`'s kernels for (src, dst) (dst AKX_DTYPE_AUTO: the accumulator
+ * itself, akx_mapreduce's result): the launcher of src/core/backend.h's signature for that
+ * family's plan. Compiled on first use; afterwards from the table of run-time entries
+ * (src/jit/entries.h). */
 akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int family, akx_dtype src,
                               akx_dtype dst, void **entry);
 
-/* The same, for its side effect: the family's entry compiled before a call changes any state
- * (its workspace), so that a compile error refuses the call cleanly. */
-akx_status akx__user_op_prepare(const akx_context *ctx, const akx__user_op *op, int family, akx_dtype src,
-                                akx_dtype dst);
 /* What a backend launches for a plan whose op is a user op: that op's entry for the plan's
  * family, source and dst (the plan's op names it; AKX_ERROR_INTERNAL when ctx has none). */
 akx_status akx__user_op_launch_entry(const akx_context *ctx, int32_t op, int family, int32_t src, int32_t dst,

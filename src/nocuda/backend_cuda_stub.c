@@ -39,6 +39,11 @@ static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, 
   return unavailable();
 }
 
+akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc,
+                                     int32_t op) {
+  return unavailable();
+}
+
 const akx__backend akx__backend_cuda = {
     .kind = AKX_BACKEND_CUDA,
     .open = nocuda_open,

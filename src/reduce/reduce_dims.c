@@ -347,9 +347,9 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
     case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc, c.user);
     default: break;
   }
-  /* A user op's kernels are compiled (or found) before the workspace changes. */
-  if (c.user) AKX_TRY(akx__user_op_prepare(ctx, c.user, AKX__FAMILY_REDUCE_DIMS, src->dtype, dst->dtype));
-  else AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, AKX_DTYPE_AUTO, c.acc, op, map));
+  /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
+  AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, c.user ? dst->dtype : AKX_DTYPE_AUTO, c.acc,
+                               c.user ? (int32_t)c.user->id : (int32_t)op, map));
   const size_t bytes = workspace_bytes(ctx, &p, c.user, opts);
   if (bytes > 0) AKX_TRY(akx__workspace(ctx, bytes, &p.partials));
   return ctx->be->reduce_dims(ctx, &p);

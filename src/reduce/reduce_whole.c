@@ -131,9 +131,9 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   p.finish.empty = ext->count == 0;
   plan_vectors(&p);
 
-  /* A user op's kernels are compiled (or found) before the workspace changes. */
-  if (user) AKX_TRY(akx__user_op_prepare(ctx, user, AKX__FAMILY_REDUCE_WHOLE, src->dtype, p.finish.dst_dtype));
-  else AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, AKX_DTYPE_AUTO, acc, op, map));
+  /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
+  AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
+                               acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
   AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws));
   p.partials = ws;

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "jit/builtin_instance.h"
 #include "scan_plan.h"
 
 /* src's dims ordered by decreasing |stride| (ties: the later dim inner, as C order), size-1
@@ -65,6 +66,9 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
                                    NULL));
   int64_t total = 0;
   if (p.n > 0) {
+    /* Kernels compiled at run time (CUDA under AKX_KERNELS=runtime) before the workspace changes. */
+    AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
+                                 AKX_MAP_IDENTITY));
     AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
     AKX_TRY(ctx->be->findall(ctx, &p));
     /* include/akx/lookback.cuh's header: the count at byte 16. */

@@ -222,11 +222,8 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   size_t ws_bytes;
   AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 1, &p, &ws_bytes));
   if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
-  /* A user op's kernels are compiled (or found) before the workspace changes. */
-  if ((int)p.op >= AKX_USER_OP_FIRST)
-    AKX_TRY(akx__user_op_prepare(ctx, akx__user_op_find(ctx, (akx_op)p.op), AKX__FAMILY_SCAN, src->dtype, dst->dtype));
-  else
-    AKX_TRY(akx__builtin_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, op, AKX_MAP_IDENTITY));
+  /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
+  AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, p.op, AKX_MAP_IDENTITY));
   if (ws_bytes) AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
   return ctx->be->scan(ctx, &p);
 }

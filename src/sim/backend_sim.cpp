@@ -191,7 +191,7 @@ akx_status sim_launch(akx_context *ctx, const Plan *plan) {
                                       akx::dst_of(*plan), &entry));
     return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
   }
-  if (!akx::is_prebuilt(*plan)) {
+  if (!akx::is_prebuilt(AKX_BACKEND_SIM, *plan)) {
     void *entry = nullptr;
     AKX_TRY(akx__builtin_entry(ctx, akx::family_id(*plan), (akx_dtype)akx::source_dtype(*plan),
                                (akx_dtype)akx::dst_of(*plan), (akx_dtype)akx::acc_of(*plan),
