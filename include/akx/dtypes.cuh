@@ -84,10 +84,13 @@ AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
 // What each backend's build compiles ahead of time (include/akx/*_instances.inl); everything
 // else the rules take is compiled at run time on first use (src/jit/builtin_instance.c), from
 // the same text. The two sets differ on purpose (docs/runtime_kernels.md, "The prebuilt sets"):
-//   nvcc: the AUTO accumulators, what a call without opts->acc uses: sm_90 device code is
-//     most of the library's size and of its build time (about 70 KB and 1.2 s of nvcc per
-//     reduction instance), and an explicit accumulator costs one NVRTC compile per
-//     combination, once per machine (the disk cache);
+//   nvcc: the AUTO accumulators (what a call without opts->acc uses) of the seven source
+//     dtypes most programs reduce and scan: bool (masks), int32 and int64 (indices,
+//     counts), float16, bfloat16, float32, float64. sm_90 device code was 118 MB of the
+//     130 MB library with every explicit accumulator of every dtype prebuilt, and most of its
+//     build (a reduction kernel is 10 to 50 KB of SASS: four maps, unrolled vector loads);
+//     the rest costs one NVRTC compile per combination on first use, once per machine (the
+//     disk cache);
 //   the sim: also every explicit accumulator but int64 for narrow unsigned sources: its
 //     objects are small and cheap to build, and the test suite calls every accumulator, where
 //     each run-time unit would cost 0.5 to 1 s of the host compiler.
@@ -104,6 +107,11 @@ enum prebuilt_for : int { prebuilt_for_sim = 0, prebuilt_for_cuda = 1 };
 #else
 #define AKX_PREBUILT_FOR ::akx::prebuilt_for_sim
 #endif
+AKX_CONSTEXPR bool cuda_prebuilt_source(akx_dtype src) {
+  return src == AKX_BOOL || src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT16 || src == AKX_BFLOAT16 ||
+         src == AKX_FLOAT32 || src == AKX_FLOAT64;
+}
+// r: the map's result (map_result), which the accumulator rules start from.
 AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc, prebuilt_for b) {
   if (b == prebuilt_for_cuda) return acc == auto_acc(r, op);
   if (is_unsigned_int(r) && acc == AKX_INT64 && acc != auto_acc(r, op)) return false;
@@ -125,6 +133,7 @@ AKX_CONSTEXPR bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
 AKX_CONSTEXPR bool reduce_prebuilt(akx_dtype src, akx_map m, akx_dtype acc, akx_op op, prebuilt_for b) {
+  if (b == prebuilt_for_cuda && !cuda_prebuilt_source(src)) return false;
   return acc_prebuilt(map_result(src, m), op, acc, b) && op_allowed(acc, op);
 }
 // Whether some map makes (src, map, acc, op) supported (a run-time compile takes it), or
@@ -146,9 +155,10 @@ AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return acc_allowed(src, op, acc) && op_allowed(acc, op);
 }
 // Scans compile fewer combinations ahead of time than they take (each is four kernels): the
-// AUTO accumulator, or (the sim) the source's own, stored to the accumulator's dtype or the
-// source's (a float16 cumsum into float16).
+// AUTO accumulator (nvcc: of its seven source dtypes), or (the sim) the source's own, stored
+// to the accumulator's dtype or the source's (a float16 cumsum into float16).
 AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, prebuilt_for b) {
+  if (b == prebuilt_for_cuda && !cuda_prebuilt_source(src)) return false;
   const bool acc_ok = acc == auto_acc(src, op) || (b == prebuilt_for_sim && acc == src);
   return acc_ok && op_allowed(acc, op) && (dst == acc || dst == src);
 }

@@ -27,6 +27,12 @@ typedef struct {
 enum { AKX__KERNELS_PREBUILT = 0, AKX__KERNELS_RUNTIME = 1 };
 /* AKX_ERROR_INVALID_ARGUMENT naming the variable for a value it does not take. */
 akx_status akx__read_settings(akx__settings *s);
+struct akx_context;
+/* Whether a launch on ctx takes a prebuilt kernel, given whether the backend's prebuilt set
+ * holds its combination (in_set): the device runs the build's prebuilt kernels and
+ * AKX_KERNELS does not ask for run-time ones. The one rule both backends and
+ * akx__kernels_prepare follow (src/core/settings.c). */
+int akx__prebuilt_serves(const struct akx_context *ctx, int in_set);
 
 struct akx_context {
   const akx__backend *be;
@@ -36,6 +42,9 @@ struct akx_context {
   void *stream;                       /* cudaStream_t; NULL on the sim */
   void *impl;                         /* the backend's private state */
   akx__settings settings;
+  /* 1 when the build's prebuilt kernels run on this device (set by open: AKX_PREBUILT, and on
+   * CUDA an image for the device's architecture); 0: every kernel is compiled at run time. */
+  int prebuilt_runs;
   struct {
     void *ptr;
     size_t bytes;

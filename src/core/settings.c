@@ -60,3 +60,7 @@ akx_status akx__read_settings(akx__settings *s) {
   }
   return AKX_SUCCESS;
 }
+
+int akx__prebuilt_serves(const akx_context *ctx, int in_set) {
+  return in_set && ctx->prebuilt_runs && ctx->settings.kernels == AKX__KERNELS_PREBUILT;
+}

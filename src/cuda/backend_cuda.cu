@@ -11,6 +11,11 @@
 #include "error.h"
 #include "kernel_entries.hpp"
 
+// An empty kernel compiled with the same architectures as the prebuilt kernels: whether the
+// device has an image of it says whether it can run them (SASS for its architecture, or PTX
+// the driver can compile for it).
+__global__ void akx__cuda_image_probe() {}
+
 namespace {
 
 // A failed runtime call also leaves its error as the thread's "last error", which the next
@@ -118,6 +123,12 @@ akx_status cuda_open(akx_context *ctx, int device) {
   info->bandwidth_gbs = peak_bandwidth_gbs(device);
   if (info->bandwidth_gbs <= 0.0) info->bandwidth_gbs = ctx->profile->bandwidth_gbs;
   info->sim_profile[0] = '\0';
+  // A device the build has no image for (libakx's default is sm_90 SASS alone: an A100 or an
+  // RTX 5080) takes every kernel from NVRTC, compiled for its own architecture on first use.
+  cudaFuncAttributes probe;
+  e = cudaFuncGetAttributes(&probe, akx__cuda_image_probe);
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  ctx->prebuilt_runs = AKX_PREBUILT && e == cudaSuccess;
   return AKX_SUCCESS;
 }
 
@@ -259,15 +270,15 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 // earlier failed call of the caller's would otherwise be reported by the launch check as this
 // call's kernel failing to launch: it is cleared first.
 // Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
-// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF) the family's kernels compiled at run time.
+// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
+// family's kernels compiled at run time.
 template <class Plan, akx_status (*launch)(const Plan *, void *),
           akx_status (*runtime)(const akx_context *, const Plan *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
   (void)cudaGetLastError();
-  if (!AKX_PREBUILT || ctx->settings.kernels == AKX__KERNELS_RUNTIME || !akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))
-    return runtime(ctx, plan);
+  if (!akx__prebuilt_serves(ctx, akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))) return runtime(ctx, plan);
   return launch(plan, ctx->stream);
 }
 

@@ -99,7 +99,7 @@ akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype sr
   }
   const int in_set = akx__builtin_prebuilt(b, family, src, dst, acc, (akx_op)op, map);
   if (b == AKX_BACKEND_CUDA) {
-    if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT && in_set) return AKX_SUCCESS;
+    if (akx__prebuilt_serves(ctx, in_set)) return AKX_SUCCESS;
     return akx__cuda_runtime_prepare(ctx, family, src, dst, acc, op);
   }
   /* The sim's prebuilt combinations under AKX_KERNELS=runtime or AKX_PREBUILT=OFF come from

@@ -121,6 +121,7 @@ akx_status sim_open(akx_context *ctx, int device) {
     return s;
   }
 
+  ctx->prebuilt_runs = AKX_PREBUILT;
   akx_context_info_t &info = ctx->info;
   memset(&info, 0, sizeof info);
   info.backend = AKX_BACKEND_SIM;
@@ -198,7 +199,7 @@ akx_status sim_launch(akx_context *ctx, const Plan *plan) {
                                (akx_op)akx::op_of(*plan), &entry));
     return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
   }
-  if (AKX_PREBUILT && ctx->settings.kernels == AKX__KERNELS_PREBUILT) return launch(plan, nullptr);
+  if (akx__prebuilt_serves(ctx, 1)) return launch(plan, nullptr);
   AKX_TRY(akx::entry_check(*plan));
   void *entry = nullptr;
   AKX_TRY(akx__sim_module_entry(akx::family_name(*plan), akx::source_dtype(*plan), &entry));
