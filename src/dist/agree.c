@@ -82,9 +82,15 @@ static const char *family_name(int f) {
 }
 
 int akx__dist_findall_ref(const akx__dist_record *all, int size) {
-  for (int q = 0; q < size; ++q)
-    if (all[q].src_count > 0) return q;
-  return -1;
+  /* The longest shard along split_dim: a rank with extent 1 there has a stride that ties with
+   * others' (a Fortran-order 1 x 5 x 6 has strides 1, 1, 5) and orders nothing by it. */
+  int ref = -1;
+  for (int q = 0; q < size; ++q) {
+    if (all[q].src_count == 0) continue;
+    const int32_t s = all[q].split_dim;
+    if (ref < 0 || (s >= 0 && all[q].src_shape[s] > all[ref].src_shape[s])) ref = q;
+  }
+  return ref;
 }
 
 /* The dims of extent > 1 of r, in r's memory order: what findall's positions depend on. */
@@ -180,12 +186,12 @@ akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_
       return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "%s: rank %d: %s", call, q, why);
   }
   if (mine->family == AKX__DIST_FINDALL) {
-    /* The global memory order is the first rank with elements' (akx__dist_findall_ref); every
-     * other rank's dims of extent > 1 must come in the same relative order in it. */
+    /* The global memory order is the reference rank's (akx__dist_findall_ref); every other
+     * rank's dims of extent > 1 must come in the same relative order in it. */
     const int ref = akx__dist_findall_ref(r, c->size);
     int32_t sig[AKX_MAX_DIMS];
-    for (int q = ref + 1; ref >= 0 && q < c->size; ++q) {
-      if (r[q].src_count == 0) continue;
+    for (int q = 0; ref >= 0 && q < c->size; ++q) {
+      if (r[q].src_count == 0 || q == ref) continue;
       const int n = order_signature(&r[q], sig);
       int at = 0;
       for (int j = 0; j < n; ++j) {
@@ -204,8 +210,12 @@ akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_
 size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,
                              akx_dtype requested, const void *init, akx_dtype *acc, void *identity) {
   if (me->status != AKX_SUCCESS) return 0;
+  /* An init stands in for the neutral element this rank's call gets, so that an empty shard
+   * under MIN/MAX is not refused here (the global array decides; the pointer is not read). */
+  static const unsigned char placeholder[32];
   akx_reduce_opts o = akx_reduce_opts_default();
   o.acc = requested;
+  o.init = placeholder;
   const akx_status s = akx_mapreduce_result_dtype(src, map, op, &o, acc);
   if (s != AKX_SUCCESS) {
     akx__dist_record_fail(me, s, NULL);

@@ -113,7 +113,8 @@ void akx__dist_check_common(akx__dist_record *r, const akx_comm *c, const akx_ar
  * (16 bytes at identity) and init's bytes into me; its size, or 0 with me marked failed. */
 size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,
                              akx_dtype requested, const void *init, akx_dtype *acc, void *identity);
-/* The rank whose memory order the global positions follow: the first with elements (-1: none). */
+/* The rank whose memory order the global positions follow: the one with the longest shard along
+ * split_dim, the lowest such (-1: every shard empty). */
 int akx__dist_findall_ref(const akx__dist_record *all, int size);
 /* Elements of a (0 for an empty one), and whether `a` with count > 0 has NULL data. */
 int64_t akx__dist_count(const akx_array *a);
