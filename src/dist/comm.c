@@ -114,9 +114,9 @@ akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all) {
   if (c->engine->device_partials) {
     s = c->engine->allgather(c, base, gathered, bytes);
   } else {
-    void *h;
+    void *h = NULL;
     s = akx__dist_host(c, bytes * (size_t)(c->size + 1), &h);
-    unsigned char *send = h, *recv = send + bytes;
+    unsigned char *send = h, *recv = send ? send + bytes : NULL;
     if (s == AKX_SUCCESS && bytes)
       s = akx_memcpy(c->ctx, send, base, bytes, AKX_COPY_DEVICE_TO_HOST);
     if (s == AKX_SUCCESS) s = c->engine->allgather(c, send, recv, bytes);
