@@ -14,7 +14,7 @@ int64_t akx__dist_count(const akx_array *a) {
   return n;
 }
 
-void akx__dist_record_init(akx__dist_record *r, int family, const akx_array *dst,
+static void record_init(akx__dist_record *r, int family, const akx_array *dst,
                            const akx_array *src, int32_t split_dim, akx_map map, akx_op op,
                            int32_t dim) {
   memset(r, 0, sizeof *r);
@@ -52,9 +52,8 @@ akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *
   return s;
 }
 
-void akx__dist_check_common(akx__dist_record *r, const akx_comm *c, const akx_array *src,
-                            int32_t split_dim, akx_op op, int allow_all) {
-  (void)c;
+static void check_common(akx__dist_record *r, const akx_array *src, int32_t split_dim, akx_op op,
+                         int allow_all) {
   if (!src) {
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src is NULL");
     return;
@@ -73,6 +72,19 @@ void akx__dist_check_common(akx__dist_record *r, const akx_comm *c, const akx_ar
                                  ? AKX_ERROR_UNSUPPORTED : AKX_ERROR_INVALID_ARGUMENT,
                           "op is %d: libakx_dist combines the built-in ops ADD..XOR (ARGMIN, "
                           "ARGMAX and user ops have accumulators it cannot exchange)", (int)op);
+}
+
+void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
+                     int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
+                     int needs_dst) {
+  record_init(r, family, dst, src, split_dim, map, op, dim);
+  check_common(r, src, split_dim, op, allow_all);
+  if (r->status != AKX_SUCCESS) return;
+  if (needs_dst && !dst) akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "dst is NULL");
+  else if (needs_dst && dst->data == NULL && akx__dist_count(dst) > 0)
+    akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "dst->data is NULL");
+  if (src->data == NULL && r->src_count > 0)
+    akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
 }
 
 static const char *family_name(int f) {
@@ -231,4 +243,20 @@ size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map
   me->has_init = init != NULL;
   if (init) memcpy(me->init, init, size);
   return size;
+}
+
+akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc, const void *identity) {
+  akx_reduce_opts o = *given;
+  o.init = identity;
+  o.fold = 0;
+  o.acc = acc;
+  return o;
+}
+
+akx_reduce_opts akx__dist_combine_opts(const akx_reduce_opts *given, akx_dtype acc) {
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.init = given->init;
+  o.fold = given->fold;
+  o.acc = acc;
+  return o;
 }

@@ -30,15 +30,12 @@ akx_status akx_findall_all(akx_comm *comm, const akx_array *src, int32_t split_d
   if (!comm) return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "akx_findall_all: comm is NULL");
   akx_context *ctx = comm->ctx;
   akx__dist_record me;
-  akx__dist_record_init(&me, AKX__DIST_FINDALL, NULL, src, split_dim, AKX_MAP_NONZERO, AKX_OP_ADD,
-                        AKX_DIM_ALL);
-  akx__dist_check_common(&me, comm, src, split_dim, AKX_OP_ADD, 1);
+  akx__dist_begin(&me, AKX__DIST_FINDALL, NULL, src, split_dim, AKX_MAP_NONZERO, AKX_OP_ADD,
+                  AKX_DIM_ALL, 1, 0);
   if (me.status == AKX_SUCCESS) {
     akx_dtype counted;
     const akx_status s = akx_mapreduce_result_dtype(src, AKX_MAP_NONZERO, AKX_OP_ADD, NULL, &counted);
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
-    if (src->data == NULL && me.src_count > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
     if (!indices) akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "indices is NULL");
     else if (indices->dtype != AKX_INT64 || indices->ndim != 1 || indices->shape[0] < 0 ||
              (indices->shape[0] > 1 && indices->strides[0] != 1))

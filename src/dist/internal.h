@@ -89,11 +89,6 @@ typedef struct {
   char sentence[256];
 } akx__dist_record;
 
-/* The record of a call with everything but the status and sentence filled from the arguments
- * (the pointers may be NULL: those fields stay 0). */
-void akx__dist_record_init(akx__dist_record *r, int family, const akx_array *dst,
-                           const akx_array *src, int32_t split_dim, akx_map map, akx_op op,
-                           int32_t dim);
 /* Marks r failed with status s and akx_last_error()'s sentence (after a libakx call) or fmt. */
 akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -105,10 +100,18 @@ akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *
  * findall's order) as AKX_ERROR_INVALID_ARGUMENT, every rank the same; the sentence names the
  * rank. */
 akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_record **all);
-/* The checks of the family-neutral arguments every call starts with: comm, a split_dim in range
- * for src (AKX_DIM_ALL allowed when allow_all), the op built in. Marks r failed. */
-void akx__dist_check_common(akx__dist_record *r, const akx_comm *c, const akx_array *src,
-                            int32_t split_dim, akx_op op, int allow_all);
+/* The reductions' two calls: the rank's own over its shard (the op's neutral element as init,
+ * so that an empty shard gives it; no fold; the caller's tuning), and the combine over the
+ * gathered partials (the caller's init and fold, applied once, as in the single-process call). */
+akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc, const void *identity);
+akx_reduce_opts akx__dist_combine_opts(const akx_reduce_opts *given, akx_dtype acc);
+/* The record of the call's arguments (pointers may be NULL: those fields stay 0), then the
+ * checks every family starts with: src, a split_dim in range
+ * (AKX_DIM_ALL allowed when allow_all), a built-in op, src's data (NULL only when empty) and,
+ * with needs_dst, dst and its data. Marks r failed. */
+void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
+                     int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
+                     int needs_dst);
 /* The accumulator of (src, map, op, requested acc) as libakx resolves it, its neutral element
  * (16 bytes at identity) and init's bytes into me; its size, or 0 with me marked failed. */
 size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,

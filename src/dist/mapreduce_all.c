@@ -10,8 +10,7 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
   if (!comm) return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "akx_mapreduce_all: comm is NULL");
   akx_context *ctx = comm->ctx;
   akx__dist_record me;
-  akx__dist_record_init(&me, AKX__DIST_MAPREDUCE, NULL, src, split_dim, map, op, AKX_DIM_ALL);
-  akx__dist_check_common(&me, comm, src, split_dim, op, 1);
+  akx__dist_begin(&me, AKX__DIST_MAPREDUCE, NULL, src, split_dim, map, op, AKX_DIM_ALL, 1, 0);
   const akx_reduce_opts given = opts ? *opts : akx_reduce_opts_default();
   akx_reduce_opts local = given;
   akx_dtype acc = AKX_DTYPE_AUTO;
@@ -21,15 +20,11 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
     if (where != AKX_HOST && where != AKX_DEVICE)
       akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "where is %d, expected AKX_HOST or "
                             "AKX_DEVICE", (int)where);
-    if (src->data == NULL && me.src_count > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
   }
   const size_t acc_size = akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
   if (me.status == AKX_SUCCESS) {
     /* The rank's own call: what runs is what is checked. */
-    local.init = identity;
-    local.fold = 0;
-    local.acc = acc;
+    local = akx__dist_local_opts(&given, acc, identity);
     size_t ws = 0;
     akx_status s = akx_mapreduce_workspace_size(ctx, src, map, op, &local, &ws);
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
@@ -48,9 +43,6 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
   AKX_DIST_TRY(akx_mapreduce(ctx, src, map, op, &local, slot, AKX_DEVICE));
   AKX_DIST_TRY(akx__dist_partials_exchange(comm, acc_size, &gathered));
   const akx_array partials = akx_vector(gathered, acc, comm->size);
-  akx_reduce_opts combine = akx_reduce_opts_default();
-  combine.init = given.init;
-  combine.fold = given.fold;
-  combine.acc = acc;
+  const akx_reduce_opts combine = akx__dist_combine_opts(&given, acc);
   return akx_mapreduce(ctx, &partials, AKX_MAP_IDENTITY, op, &combine, result, where);
 }

@@ -15,24 +15,14 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
   if (!comm) return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "akx_reduce_dims_all: comm is NULL");
   akx_context *ctx = comm->ctx;
   akx__dist_record me;
-  akx__dist_record_init(&me, AKX__DIST_REDUCE_DIMS, dst, src, split_dim, map, op, AKX_DIM_ALL);
-  akx__dist_check_common(&me, comm, src, split_dim, op, 0);
+  akx__dist_begin(&me, AKX__DIST_REDUCE_DIMS, dst, src, split_dim, map, op, AKX_DIM_ALL, 0, 1);
   const akx_reduce_opts given = opts ? *opts : akx_reduce_opts_default();
   akx_reduce_opts local = given;
   akx_dtype acc = AKX_DTYPE_AUTO;
   unsigned char identity[16];
-  if (me.status == AKX_SUCCESS) {
-    if (!dst) akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "dst is NULL");
-    else if (dst->data == NULL && akx__dist_count(dst) > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "dst->data is NULL");
-    if (src->data == NULL && me.src_count > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
-  }
   const size_t acc_size = akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
   if (me.status == AKX_SUCCESS) {
-    local.init = identity;
-    local.fold = 0;
-    local.acc = acc;
+    local = akx__dist_local_opts(&given, acc, identity);
     size_t ws = 0;
     const akx_status s = akx_reduce_dims_workspace_size(ctx, dst, src, map, op, &local, &ws);
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
@@ -77,9 +67,6 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
   akx_array ranks = contiguous_like(gathered, acc, dst);
   ranks.shape[split_dim] = comm->size;
   ranks.strides[split_dim] = outputs;
-  akx_reduce_opts combine = akx_reduce_opts_default();
-  combine.init = given.init;
-  combine.fold = given.fold;
-  combine.acc = acc;
+  const akx_reduce_opts combine = akx__dist_combine_opts(&given, acc);
   return akx_reduce_dims(ctx, dst, &ranks, AKX_MAP_IDENTITY, op, &combine);
 }

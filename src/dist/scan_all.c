@@ -20,8 +20,7 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
   if (!comm) return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "akx_scan_all: comm is NULL");
   akx_context *ctx = comm->ctx;
   akx__dist_record me;
-  akx__dist_record_init(&me, AKX__DIST_SCAN, dst, src, split_dim, AKX_MAP_IDENTITY, op, dim);
-  akx__dist_check_common(&me, comm, src, split_dim, op, 1);
+  akx__dist_begin(&me, AKX__DIST_SCAN, dst, src, split_dim, AKX_MAP_IDENTITY, op, dim, 1, 1);
   const akx_scan_opts given = opts ? *opts : akx_scan_opts_default();
   akx_dtype acc = AKX_DTYPE_AUTO;
   unsigned char identity[16];
@@ -34,11 +33,6 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
       akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "dim is AKX_DIM_ALL with split_dim %d "
                             "of a %d-d array: pass split_dim AKX_DIM_ALL (the local arrays one after "
                             "the other in memory order)", (int)split_dim, (int)src->ndim);
-    if (!dst) akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "dst is NULL");
-    else if (dst->data == NULL && akx__dist_count(dst) > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "dst->data is NULL");
-    if (src->data == NULL && me.src_count > 0)
-      akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
   }
   const size_t acc_size = akx__dist_resolve_acc(&me, src, AKX_MAP_IDENTITY, op, given.acc,
                                                 given.init, &acc, identity);
