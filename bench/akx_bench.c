@@ -36,6 +36,9 @@
 #include "internal.h" /* akx__context_reread_settings */
 #include "akx_sim.h"
 #include "bench_no_neutral.h"
+#ifdef AKX_BENCH_DIST
+#include "bench_dist.h"
+#endif
 #ifdef AKX_HAVE_CUDA
 #include "bench_cuda.h"
 #else
@@ -1322,6 +1325,9 @@ static void preamble(akx_context *ctx) {
 }
 
 int main(int argc, char **argv) {
+#ifdef AKX_BENCH_DIST
+  if (argc > 1 && strcmp(argv[1], "dist") == 0) return akx_bench_dist(argc, argv); /* under mpirun */
+#endif
   int parsed = parse_args(argc, argv, &opt);
   if (parsed) return parsed > 0 ? 0 : EXIT_USAGE;
   run_start = now_seconds();

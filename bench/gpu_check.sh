@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU check of libakx, for a lent H200 with the CUDA toolkit and no package registry:
-# builds for sm_90 in a fresh folder, runs the whole test suite on the CUDA backend, runs
+# builds for sm_90 in a fresh folder, runs the whole test suite on the CUDA backend (with
+# libakx_dist over NCCL on one rank, test_dist_nccl, where the toolkit has NCCL), runs
 # `akx-bench all` on CUDA (table, CSV, JSON), and, where Nsight Compute works, reads the shared
 # wavefronts, sectors per request, registers and time of every kernel the sim counts and prints
 # them beside the sim's figures (bench/ncu_compare.py), the table the sim's model is corrected

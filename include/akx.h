@@ -167,6 +167,10 @@ const char *akx_status_string(akx_status s);
  * value, what was expected ("" before any failure). Like errno, successful calls leave it
  * unchanged, so read it right after the call that failed. Thread-local. */
 const char *akx_last_error(void);
+/* Sets the calling thread's akx_last_error() sentence (truncated to 1023 bytes) and returns s:
+ * for libraries layered on libakx (libakx_dist, include/akx_dist.h) whose failures read the
+ * same way as libakx's own. A NULL sentence sets "". */
+akx_status akx_set_last_error(akx_status s, const char *sentence);
 /* Size in bytes of one element (bool: 1); 0 for an invalid dtype. */
 size_t akx_dtype_size(akx_dtype t);
 /* "float32", "complex128", ...; "invalid" for an invalid dtype, "auto" for AKX_DTYPE_AUTO. */

@@ -8,6 +8,11 @@ static _Thread_local char last_error[1024];
 
 const char *akx_last_error(void) { return last_error; }
 
+akx_status akx_set_last_error(akx_status s, const char *sentence) {
+  snprintf(last_error, sizeof last_error, "%s", sentence ? sentence : "");
+  return s;
+}
+
 akx_status akx__fail(akx_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

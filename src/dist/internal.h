@@ -1,0 +1,125 @@
+/* libakx_dist's inside: the communicator, the engine table behind it (MPI, NCCL), the record
+ * every call agrees on before any kernel runs, and the partials' exchange. Host code over the
+ * public libakx API only (include/akx.h). */
+#ifndef AKX_DIST_INTERNAL_H
+#define AKX_DIST_INTERNAL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "akx.h"
+#include "akx_dist.h"
+
+/* What an engine does: gather `bytes` from every rank into recv (size * bytes, rank order).
+ * allgather_host takes host buffers and returns when recv is filled (the agreement record);
+ * allgather takes the partials' buffers, device memory when device_partials is set (enqueued
+ * on the context's stream), host memory otherwise. */
+typedef struct akx__dist_engine {
+  const char *name;
+  int device_partials;
+  akx_status (*allgather_host)(akx_comm *c, const void *send, void *recv, size_t bytes);
+  akx_status (*allgather)(akx_comm *c, const void *send, void *recv, size_t bytes);
+  void (*destroy)(akx_comm *c);
+} akx__dist_engine;
+
+/* A device buffer the communicator keeps and grows (its calls reuse it, so that the NCCL path
+ * never frees memory that queued work may still use, except when it grows). */
+typedef struct {
+  void *ptr;
+  size_t bytes;
+} akx__dist_buffer;
+
+struct akx_comm {
+  akx_context *ctx;
+  const akx__dist_engine *engine;
+  void *handle; /* the engine's: an MPI_Comm (duplicated, heap) or an ncclComm_t */
+  int rank, size;
+  akx__dist_buffer partials; /* this rank's partial, then all ranks' */
+  akx__dist_buffer temp;     /* scan_all's extended lines */
+  void *records;             /* the last agreement's records, records_bytes */
+  size_t records_bytes;
+  void *host;                /* host staging, host_bytes */
+  size_t host_bytes;
+  akx_comm_counters_t counters;
+};
+
+#define AKX_DIST_TRY(expr)                              \
+  do {                                                  \
+    const akx_status akx_dist_s_ = (expr);              \
+    if (akx_dist_s_ != AKX_SUCCESS) return akx_dist_s_; \
+  } while (0)
+
+/* ---- comm.c ---- */
+akx_status akx__dist_fail(akx_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+akx_status akx__dist_grow(akx_comm *c, akx__dist_buffer *b, size_t bytes);
+akx_status akx__dist_host(akx_comm *c, size_t bytes, void **p);
+/* A new communicator over an engine (its handle filled by the caller afterwards). */
+akx_status akx__dist_comm_new(akx_context *ctx, const akx__dist_engine *e, void *handle, int rank,
+                              int size, akx_comm **out);
+double akx__dist_now(void);
+
+/* The partials' exchange. akx__dist_partials_local gives the device slot of `bytes` this rank
+ * writes its partial to; akx__dist_partials_exchange then gathers every rank's into one device
+ * array of size * bytes, rank order (*all). MPI stages through host memory (synchronizes);
+ * NCCL stays on the stream. */
+akx_status akx__dist_partials_local(akx_comm *c, size_t bytes, void **local);
+akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all);
+
+/* ---- identity.c ---- */
+/* The exact neutral element of a built-in op in accumulator dtype acc (float ADD: -0.0; MIN:
+ * +inf or the type's largest value; MAX: -inf or the smallest), at most 16 bytes written to
+ * out. 0 for op/acc pairs without one (none that the reductions accept). */
+int akx__dist_identity(akx_op op, akx_dtype acc, void *out);
+
+/* ---- agree.c: collective validation ---- */
+enum { AKX__DIST_MAPREDUCE, AKX__DIST_REDUCE_DIMS, AKX__DIST_SCAN, AKX__DIST_FINDALL };
+
+/* What each rank states about its call; exchanged whole (fixed layout), compared in agree. */
+typedef struct {
+  int32_t status;
+  int32_t family, op, map, split_dim, dim, exclusive, fold, has_init;
+  int32_t src_dtype, dst_dtype, acc, ndim, dst_ndim;
+  int64_t src_shape[AKX_MAX_DIMS], dst_shape[AKX_MAX_DIMS];
+  int64_t src_count;      /* local elements */
+  int64_t capacity;       /* findall: indices' capacity */
+  int32_t order[AKX_MAX_DIMS]; /* findall: dims outermost first */
+  unsigned char init[16];
+  char sentence[256];
+} akx__dist_record;
+
+/* Marks r failed with status s and akx_last_error()'s sentence (after a libakx call) or fmt. */
+akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Exchanges the records (*all: size records, the comm's host staging) and decides: the lowest
+ * faulty rank's status, or a disagreement with rank 0 (or the first rank with elements, for
+ * findall's order) as AKX_ERROR_INVALID_ARGUMENT, every rank the same; the sentence names the
+ * rank. */
+akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_record **all);
+/* The reductions' two calls: the rank's own over its shard (the op's neutral element as init,
+ * so that an empty shard gives it; no fold; the caller's tuning), and the combine over the
+ * gathered partials (the caller's init and fold, applied once, as in the single-process call). */
+akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc, const void *identity);
+akx_reduce_opts akx__dist_combine_opts(const akx_reduce_opts *given, akx_dtype acc);
+/* The record of the call's arguments (pointers may be NULL: those fields stay 0), then the
+ * checks every family starts with: src, a split_dim in range
+ * (AKX_DIM_ALL allowed when allow_all), a built-in op, src's data (NULL only when empty) and,
+ * with needs_dst, dst and its data. Marks r failed. */
+void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
+                     int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
+                     int needs_dst);
+/* The accumulator of (src, map, op, requested acc) as libakx resolves it, its neutral element
+ * (16 bytes at identity) and init's bytes into me; its size, or 0 with me marked failed. */
+size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,
+                             akx_dtype requested, const void *init, akx_dtype *acc, void *identity);
+/* The rank whose memory order the global positions follow: the one with the longest shard along
+ * split_dim, the lowest such (-1: every shard empty). */
+int akx__dist_findall_ref(const akx__dist_record *all, int size);
+/* Elements of a (0 for an empty one), and whether `a` with count > 0 has NULL data. */
+int64_t akx__dist_count(const akx_array *a);
+
+#endif

@@ -1,0 +1,90 @@
+/* libakx_dist over NCCL on one rank: a communicator from ncclCommInitAll over device 0, then
+ * akx_mapreduce_all (host and device results), akx_reduce_dims_all along the split dim and
+ * akx_scan_all, each against a host reference. Exits 77 (ctest: skipped) where there is no
+ * CUDA device: CI compiles and links it, bench/gpu_check.sh's ctest runs it on a GPU. */
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "akx.h"
+#include "akx_dist.h"
+
+static int failures;
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      ++failures;                                            \
+      fprintf(stderr, "line %d: ", __LINE__);                \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, " (%s)\n", akx_last_error());          \
+    }                                                        \
+  } while (0)
+
+int main(void) {
+  akx_context *ctx = NULL;
+  if (akx_context_create(&ctx, AKX_BACKEND_CUDA, 0) != AKX_SUCCESS) {
+    printf("no CUDA device (%s): skipped\n", akx_last_error());
+    return 77;
+  }
+  ncclComm_t nc;
+  int dev = 0;
+  if (ncclCommInitAll(&nc, 1, &dev) != ncclSuccess) {
+    fprintf(stderr, "ncclCommInitAll failed\n");
+    return 1;
+  }
+  akx_comm *comm = NULL;
+  akx_status s = akx_comm_create_nccl(ctx, nc, &comm);
+  CHECK(s == AKX_SUCCESS, "akx_comm_create_nccl: %s", akx_status_string(s));
+  if (s != AKX_SUCCESS) return 1;
+
+  enum { R = 37, C = 5, N = R * C };
+  int64_t host[N], want_cols[C] = {0}, want_sum = 0, back[N], *x = NULL, *y = NULL, *r = NULL;
+  for (int i = 0; i < N; ++i) {
+    host[i] = i % 11 - 5;
+    want_sum += host[i];
+    want_cols[i % C] += host[i];
+  }
+  akx_malloc(ctx, (void **)&x, sizeof host);
+  akx_malloc(ctx, (void **)&y, sizeof host);
+  akx_malloc(ctx, (void **)&r, sizeof host);
+  akx_memcpy(ctx, x, host, sizeof host, AKX_COPY_HOST_TO_DEVICE);
+  const int64_t shape[2] = {R, C}, one[2] = {1, C};
+  akx_array a = akx_array_c(x, AKX_INT64, 2, shape);
+
+  int64_t sum = 0;
+  s = akx_mapreduce_all(comm, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &sum, AKX_HOST);
+  CHECK(s == AKX_SUCCESS && sum == want_sum, "mapreduce_all host: %lld, want %lld", (long long)sum,
+        (long long)want_sum);
+  s = akx_mapreduce_all(comm, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, r, AKX_DEVICE);
+  akx_memcpy(ctx, &sum, r, sizeof sum, AKX_COPY_DEVICE_TO_HOST);
+  CHECK(s == AKX_SUCCESS && sum == want_sum, "mapreduce_all device: %lld", (long long)sum);
+
+  akx_array d = akx_array_c(r, AKX_INT64, 2, one);
+  s = akx_reduce_dims_all(comm, &d, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL);
+  akx_memcpy(ctx, back, r, C * sizeof *back, AKX_COPY_DEVICE_TO_HOST);
+  for (int j = 0; j < C; ++j)
+    CHECK(s == AKX_SUCCESS && back[j] == want_cols[j], "reduce_dims_all column %d: %lld", j,
+          (long long)back[j]);
+
+  akx_array out = akx_array_c(y, AKX_INT64, 2, shape);
+  s = akx_scan_all(comm, &out, &a, 0, AKX_OP_ADD, 0, NULL);
+  akx_memcpy(ctx, back, y, sizeof back, AKX_COPY_DEVICE_TO_HOST);
+  int64_t run[C] = {0};
+  for (int i = 0; i < N; ++i) {
+    run[i % C] += host[i];
+    if (back[i] != run[i % C]) {
+      CHECK(0, "scan_all element %d: %lld, want %lld", i, (long long)back[i], (long long)run[i % C]);
+      break;
+    }
+  }
+  CHECK(s == AKX_SUCCESS, "scan_all: %s", akx_status_string(s));
+
+  akx_comm_destroy(comm);
+  ncclCommDestroy(nc);
+  akx_free(ctx, x);
+  akx_free(ctx, y);
+  akx_free(ctx, r);
+  akx_context_destroy(ctx);
+  printf("test_dist_nccl: %d failed checks\n", failures);
+  return failures ? 1 : 0;
+}
