@@ -47,23 +47,24 @@ struct module_job {
 // The cached bytes: "AKXM", the kernel count, each lowered name (length, bytes), then the image.
 void put_u32(std::string &b, uint32_t v) { b.append(reinterpret_cast<const char *>(&v), 4); }
 
+#if defined(NDEBUG)
+const char *const unit_options[] = {"-std=c++17", "-DNDEBUG"};
+#else
+const char *const unit_options[] = {"-std=c++17"};
+#endif
+
 akx_status build(void *arg, void **bytes, size_t *size) {
   const auto *job = static_cast<const module_job *>(arg);
   akx__nvrtc_request rq = {};
   const char **names, **texts;
   if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-#if defined(NDEBUG)
-  static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
-#else
-  static const char *const options[] = {"-std=c++17"};
-#endif
   rq.source = job->in->source;
   rq.name = "akx_instance.cu";
   rq.n_headers = akx__embedded_file_count;
   rq.header_sources = texts;
   rq.header_names = names;
-  rq.n_options = (int)(sizeof options / sizeof options[0]);
-  rq.options = options;
+  rq.n_options = (int)(sizeof unit_options / sizeof unit_options[0]);
+  rq.options = unit_options;
   rq.n_names = job->in->n_kernels;
   rq.name_expressions = job->in->name_expressions;
   rq.arch = job->arch;
@@ -131,23 +132,10 @@ akx_status load(void *, const void *bytes, size_t size, void **handle) {
 
 akx_status module_for(const akx_context *ctx, const akx__instance &in, const cuda_module **out) {
   AKX_TRY(akx__nvrtc_available());
-  int major = 0, minor = 0;
-  AKX_TRY(akx__nvrtc_version(&major, &minor));
   const int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
-  akx__jit_hasher h;
-  akx__jit_key_begin(&h);
-  akx__jit_key_add_str(&h, "cuda module");
-  akx__jit_key_add_str(&h, akx_version());
-  akx__jit_key_add(&h, &major, sizeof major);
-  akx__jit_key_add(&h, &minor, sizeof minor);
-  akx__jit_key_add(&h, &arch, sizeof arch);
-#if defined(NDEBUG)
-  akx__jit_key_add_str(&h, "NDEBUG");
-#endif
-  akx__jit_key_add_str(&h, in.source);
-  akx__jit_key_add_headers(&h);
   akx__jit_key key;
-  akx__jit_key_end(&h, &key);
+  AKX_TRY(akx__nvrtc_unit_key("cuda module", arch, (int)(sizeof unit_options / sizeof unit_options[0]), unit_options,
+                              in.source, &key));
   module_job job{&in, arch};
   void *handle = nullptr;
   AKX_TRY(akx__jit_cache_get(&key, ".cumod", build, load, &job, &handle));

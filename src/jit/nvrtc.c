@@ -222,6 +222,25 @@ void akx__nvrtc_reset_for_tests(void) {
 
 akx_status akx__nvrtc_available(void) { return ensure_loaded(); }
 
+akx_status akx__nvrtc_unit_key(const char *what, int arch, int n_options, const char *const *options,
+                               const char *text, akx__jit_key *key) {
+  int major = 0, minor = 0;
+  AKX_TRY(akx__nvrtc_version(&major, &minor));
+  akx__jit_hasher h;
+  akx__jit_key_begin(&h);
+  akx__jit_key_add_str(&h, what);
+  akx__jit_key_add_str(&h, akx_version());
+  akx__jit_key_add(&h, &major, sizeof major);
+  akx__jit_key_add(&h, &minor, sizeof minor);
+  akx__jit_key_add(&h, &arch, sizeof arch);
+  for (size_t i = 0; i < sizeof exact_options / sizeof exact_options[0]; ++i) akx__jit_key_add_str(&h, exact_options[i]);
+  for (int i = 0; i < n_options; ++i) akx__jit_key_add_str(&h, options[i]);
+  akx__jit_key_add_str(&h, text);
+  akx__jit_key_add_headers(&h);
+  akx__jit_key_end(&h, key);
+  return AKX_SUCCESS;
+}
+
 akx_status akx__nvrtc_version(int *major, int *minor) {
   if (!major || !minor) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__nvrtc_version: null output");
   AKX_TRY(ensure_loaded());

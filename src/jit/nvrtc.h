@@ -16,6 +16,7 @@
 #define AKX_JIT_NVRTC_H
 #include <stddef.h>
 #include "akx.h"
+#include "cache.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,6 +72,13 @@ akx_status akx__nvrtc_supported_archs(int *archs, int capacity, int *count);
  * library AKX_ERROR_UNSUPPORTED, and its other failures AKX_ERROR_DEVICE with its error
  * string. Compiles on different threads run concurrently, each program its own. */
 akx_status akx__nvrtc_compile(const akx__nvrtc_request *rq, akx__nvrtc_result *out);
+
+/* The kernel cache's key (src/jit/cache.h) of a unit that NVRTC compiles against the
+ * embedded kernel headers: `what` (the kind of unit, so that two kinds never share a key),
+ * libakx's version, the loaded NVRTC's version (NVRTC is loaded for it), the architecture,
+ * the exact-arithmetic flags and the caller's options, the text, and every embedded header. */
+akx_status akx__nvrtc_unit_key(const char *what, int arch, int n_options, const char *const *options,
+                               const char *text, akx__jit_key *key);
 
 /* Frees what a successful compile put in *r and zeroes it; a zeroed result is a no-op. */
 void akx__nvrtc_result_free(akx__nvrtc_result *r);

@@ -22,49 +22,15 @@
 #include "nvrtc.h"
 #include "builtin_instance.h"
 #include "sim_module.h"
+#include "text.h"
 
 /* ---- text ------------------------------------------------------------------------------------ */
-typedef struct {
-  char *s;
-  size_t n, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list aq;
-  va_copy(aq, ap);
-  const int k = vsnprintf(NULL, 0, fmt, aq);
-  va_end(aq);
-  if (k < 0 || b->oom) {
-    va_end(ap);
-    b->oom = 1;
-    return;
-  }
-  if (b->n + (size_t)k + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->n + (size_t)k + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-      va_end(ap);
-      b->oom = 1;
-      return;
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-  vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-  b->n += (size_t)k;
-  va_end(ap);
-}
-
-static akx_status done(buf *b, char **text) {
-  if (b->oom) {
-    free(b->s);
+static akx_status done(akx__text *b, char **text) {
+  if (b->failed || !b->p) {
+    free(b->p);
     return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory writing a user op's unit");
   }
-  *text = b->s;
+  *text = b->p;
   return AKX_SUCCESS;
 }
 
@@ -78,37 +44,37 @@ static const char *cxx_type(akx_dtype t) {
  * fallback template that returns akx_user::missing_: any declaration of the user's is a better
  * match, so the fallback is chosen only when the source declares none, and the rule's check
  * says so in a sentence instead of the compiler's lookup error. */
-static void put_fns(buf *b, const akx_user_op_desc *d) {
-  put(b, "#include \"akx/user_op.cuh\"\nnamespace akx_user {\nusing ::akx::float16;\nusing ::akx::bfloat16;\n"
+static void put_fns(akx__text *b, const akx_user_op_desc *d) {
+  akx__text_putf(b, "#include \"akx/user_op.cuh\"\nnamespace akx_user {\nusing ::akx::float16;\nusing ::akx::bfloat16;\n"
          "using ::akx::complex;\n#line 1 \"user_op.cpp\"\n%s\n", d->source);
-  put(b, "#line 1 \"akx_user_op_rules\"\n}\nnamespace akx_user_fallback_ {\nstruct missing_ {};\n");
+  akx__text_putf(b, "#line 1 \"akx_user_op_rules\"\n}\nnamespace akx_user_fallback_ {\nstruct missing_ {};\n");
   const char *names[4] = {d->combine, d->identity, d->map, d->store};
   for (int k = 0; k < 4; ++k) {
     int dup = 0;
     for (int j = 0; j < k; ++j) dup |= names[j] && names[k] && strcmp(names[j], names[k]) == 0;
-    if (names[k] && !dup) put(b, "template <class... X> AKX_HD missing_ %s(X...);\n", names[k]);
+    if (names[k] && !dup) akx__text_putf(b, "template <class... X> AKX_HD missing_ %s(X...);\n", names[k]);
   }
-  put(b, "}\nnamespace akx_user {\n");
+  akx__text_putf(b, "}\nnamespace akx_user {\n");
   for (int k = 0; k < 4; ++k) {
     int dup = 0;
     for (int j = 0; j < k; ++j) dup |= names[j] && names[k] && strcmp(names[j], names[k]) == 0;
-    if (names[k] && !dup) put(b, "using ::akx_user_fallback_::%s;\n", names[k]);
+    if (names[k] && !dup) akx__text_putf(b, "using ::akx_user_fallback_::%s;\n", names[k]);
   }
-  put(b, "struct fns {\n  using acc = %s;\n  using missing_ = ::akx_user_fallback_::missing_;\n", d->acc_type);
-  put(b, "  static_assert(sizeof(acc) <= 32, \"akx rule: acc_type (%s) is larger than 32 bytes, the most an "
+  akx__text_putf(b, "struct fns {\n  using acc = %s;\n  using missing_ = ::akx_user_fallback_::missing_;\n", d->acc_type);
+  akx__text_putf(b, "  static_assert(sizeof(acc) <= 32, \"akx rule: acc_type (%s) is larger than 32 bytes, the most an "
          "accumulator may be\");\n", d->acc_type);
-  put(b, "  static_assert(::akx::is_trivially_copyable<acc>::value, \"akx rule: acc_type (%s) is not trivially "
+  akx__text_putf(b, "  static_assert(::akx::is_trivially_copyable<acc>::value, \"akx rule: acc_type (%s) is not trivially "
          "copyable\");\n", d->acc_type);
-  put(b, "  using combine_t_ = decltype(%s(::akx::declval<const acc &>(), ::akx::declval<const acc &>()));\n"
+  akx__text_putf(b, "  using combine_t_ = decltype(%s(::akx::declval<const acc &>(), ::akx::declval<const acc &>()));\n"
          "  static_assert(!::akx::is_same<combine_t_, missing_>::value, \"akx rule: combine: source declares no "
          "function %s(Acc a, Acc b)\");\n"
          "  static_assert(::akx::is_same<combine_t_, missing_>::value || ::akx::is_same<combine_t_, acc>::value, "
          "\"akx rule: combine: %s(Acc a, Acc b) must return Acc (%s)\");\n"
          "  AKX_HD static acc akx_combine(const acc &a, const acc &b) { return %s(a, b); }\n",
       d->combine, d->combine, d->combine, d->acc_type, d->combine);
-  put(b, "  static constexpr bool has_identity = %s;\n", d->identity ? "true" : "false");
+  akx__text_putf(b, "  static constexpr bool has_identity = %s;\n", d->identity ? "true" : "false");
   if (d->identity)
-    put(b, "  using identity_t_ = decltype(%s());\n"
+    akx__text_putf(b, "  using identity_t_ = decltype(%s());\n"
            "  static_assert(!::akx::is_same<identity_t_, missing_>::value, \"akx rule: identity: source declares no "
            "function %s()\");\n"
            "  static_assert(::akx::is_same<identity_t_, missing_>::value || ::akx::is_same<identity_t_, acc>::value, "
@@ -116,27 +82,27 @@ static void put_fns(buf *b, const akx_user_op_desc *d) {
            "  AKX_HD static acc akx_identity() { return %s(); }\n",
         d->identity, d->identity, d->identity, d->acc_type, d->identity);
   if (d->map)
-    put(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t i) {\n"
+    akx__text_putf(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t i) {\n"
            "    static_assert(!::akx::is_same<decltype(%s(x, i)), missing_>::value, \"akx rule: map: source declares "
            "no function %s(S x, int64_t i) for this source type\");\n    return %s(x, i);\n  }\n",
         d->map, d->map, d->map);
   else
-    put(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t) { return acc(x); }\n");
+    akx__text_putf(b, "  template <class S> AKX_HD static acc akx_map(const S &x, int64_t) { return acc(x); }\n");
   if (d->store)
-    put(b, "  template <class D> AKX_HD static D akx_store(const acc &a) {\n"
+    akx__text_putf(b, "  template <class D> AKX_HD static D akx_store(const acc &a) {\n"
            "    static_assert(!::akx::is_same<decltype(%s<D>(a)), missing_>::value, \"akx rule: store: source "
            "declares no function template %s<D>(Acc a)\");\n    return %s<D>(a);\n  }\n",
         d->store, d->store, d->store);
   else
-    put(b, "  template <class D> AKX_HD static D akx_store(const acc &a) { return D(a); }\n");
-  put(b, "};\n}  // namespace akx_user\n");
+    akx__text_putf(b, "  template <class D> AKX_HD static D akx_store(const acc &a) { return D(a); }\n");
+  akx__text_putf(b, "};\n}  // namespace akx_user\n");
 }
 
 akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text) {
-  buf b = {0};
+  akx__text b = {0};
   put_fns(&b, d);
   /* The rules' checks, instantiated, and the layout the host plans with. */
-  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
+  akx__text_putf(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
           "template struct ::akx::user_op<::akx_user::fns, void>;\n"
           "static_assert(sizeof(akx_op_t::acc) > 0, \"\");\n"
           "AKX_MODULE_EXPORT void akx_user_layout(size_t *out) {\n"
@@ -148,7 +114,7 @@ akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text) {
 }
 
 akx_status akx__user_op_prelude(const akx_user_op_desc *d, char **text) {
-  buf fns = {0};
+  akx__text fns = {0};
   put_fns(&fns, d);
   return done(&fns, text);
 }
@@ -204,11 +170,12 @@ typedef struct {
   int arch;
 } probe_job;
 
+static const char *const probe_options[] = {"-std=c++17", "-DNDEBUG"};
+
 static akx_status probe_build(void *arg, void **bytes, size_t *size) {
   const probe_job *job = arg;
   const char **names, **texts;
   if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-  static const char *const options[] = {"-std=c++17", "-DNDEBUG"};
   static const char *const exprs[] = {AKX_LAYOUT_PROBE};
   akx__nvrtc_request rq = {0};
   rq.source = job->text;
@@ -216,8 +183,8 @@ static akx_status probe_build(void *arg, void **bytes, size_t *size) {
   rq.n_headers = akx__embedded_file_count;
   rq.header_sources = texts;
   rq.header_names = names;
-  rq.n_options = 2;
-  rq.options = options;
+  rq.n_options = (int)(sizeof probe_options / sizeof probe_options[0]);
+  rq.options = probe_options;
   rq.n_names = 1;
   rq.name_expressions = exprs;
   rq.arch = job->arch;
@@ -257,27 +224,17 @@ static akx_status probe_load(void *arg, const void *bytes, size_t size, void **h
 
 static akx_status cuda_layout(const akx_context *ctx, const akx_user_op_desc *d, size_t out[5]) {
   AKX_TRY(akx__nvrtc_available());
-  buf b = {0};
+  akx__text b = {0};
   put_fns(&b, d);
-  put(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
+  akx__text_putf(&b, "using akx_op_t = ::akx::user_op<::akx_user::fns, void>;\n"
           "template struct ::akx::user_op<::akx_user::fns, void>;\n"
           "template <size_t A, size_t B, size_t C, size_t D, size_t E> __global__ void akx_layout_probe() {}\n");
   char *text = NULL;
   AKX_TRY(done(&b, &text));
-  int major = 0, minor = 0;
-  akx_status s = akx__nvrtc_version(&major, &minor);
   const probe_job job = {text, ctx->info.cc_major * 10 + ctx->info.cc_minor};
-  akx__jit_hasher h;
-  akx__jit_key_begin(&h);
-  akx__jit_key_add_str(&h, "cuda layout probe");
-  akx__jit_key_add_str(&h, akx_version());
-  akx__jit_key_add(&h, &major, sizeof major);
-  akx__jit_key_add(&h, &minor, sizeof minor);
-  akx__jit_key_add(&h, &job.arch, sizeof job.arch);
-  akx__jit_key_add_str(&h, text);
-  akx__jit_key_add_headers(&h);
   akx__jit_key key;
-  akx__jit_key_end(&h, &key);
+  akx_status s = akx__nvrtc_unit_key("cuda layout probe", job.arch,
+                                     (int)(sizeof probe_options / sizeof probe_options[0]), probe_options, text, &key);
   void *handle = NULL;
   if (s == AKX_SUCCESS) s = akx__jit_cache_get(&key, ".layout", probe_build, probe_load, (void *)&job, &handle);
   free(text);
