@@ -274,7 +274,10 @@ static planned_case plan[MAX_CASES];
 static int nplan;
 static int on_sim;
 static const suite_def *planning; /* the suite whose plan function runs */
-static int planning_full;         /* plan the complete tables (--full, or any CUDA run) */
+/* The plans: --quick (CI), the default (a minute on the sim), the complete tables (--full, and
+ * the default on CUDA). */
+typedef enum { PLAN_QUICK, PLAN_DEFAULT, PLAN_FULL } plan_mode;
+static plan_mode planning_mode;
 
 /* Seconds a case takes, from what this 2-core machine measured (bench/RESULTS.md, "The default
  * run"): on the sim, the fibers cost `sim_ns` per element and layout pass, plus the host's
@@ -298,11 +301,10 @@ static void plan_add(int spec, int exp10, akx_dtype dtype, int64_t elements, con
   snprintf(p->shape, sizeof p->shape, "%s", shape);
 }
 
-/* Lists the cases of the chosen suites; `full`: the complete tables, else the default (sim) or
- * --quick sets. Returns the sum of the estimates. */
-static double make_plan(int full) {
+/* Lists the cases of the chosen suites in the plan `mode`; returns the sum of their estimates. */
+static double make_plan(plan_mode mode) {
   nplan = 0;
-  planning_full = full;
+  planning_mode = mode;
   for (int s = 0; s < NSUITES; ++s) {
     if (opt.suites && !(opt.suites & (1u << s))) continue;
     planning = &suites[s];
@@ -1133,8 +1135,8 @@ static int64_t pow10_i64(int e) {
 /* Whether the plan takes a sweep's size 10^e: every size for the complete tables, 10^4 and
  * 10^5 with --quick, else up to the spec's largest for the default sim run. */
 static int in_plan(int e, int default_max) {
-  if (opt.quick) return e <= QUICK_MAX_EXP;
-  return planning_full || e <= default_max;
+  if (planning_mode == PLAN_QUICK) return e <= QUICK_MAX_EXP;
+  return planning_mode == PLAN_FULL || e <= default_max;
 }
 
 #ifdef AKX_HAVE_CUDA
@@ -1170,6 +1172,12 @@ static const scan_spec scan_specs[] = {
     {"add dims=1", "int32 dims=1", AKX_INT32, 0, 1, 1700, 5 PEER(AKX_PEER_SCAN_SUM_BY_KEY)},
 };
 
+/* The sim's passes of a scan case: --full adds the dense and odd-stride layouts, but not for
+ * akx.cuh's scan, which always takes the default layout (README, AKX_SCAN_LAYOUT). */
+static int scan_passes(const scan_spec *sp) {
+  return planning_mode == PLAN_FULL && on_sim && !sp->no_neutral ? 3 : 1;
+}
+
 static void plan_scan(void) {
   for (int k = 0; k < (int)(sizeof scan_specs / sizeof scan_specs[0]); ++k)
     for (int e = 4; e <= 8; ++e) {
@@ -1179,7 +1187,7 @@ static void plan_scan(void) {
       char shape[40];
       if (sp->dims1) snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, rows, n / rows);
       else snprintf(shape, sizeof shape, "%" PRId64, n);
-      plan_add(k, e, sp->dtype, n, sp->name, shape, estimate_s(n, sp->sim_ns, planning_full && on_sim ? 3 : 1));
+      plan_add(k, e, sp->dtype, n, sp->name, shape, estimate_s(n, sp->sim_ns, scan_passes(sp)));
     }
 }
 
@@ -1196,7 +1204,7 @@ static int run_scan_case(akx_context *ctx, const planned_case *p) {
   size_t bytes = (size_t)n * akx_dtype_size(sp->dtype);
   bench_case c = {.p = p, .name = sp->name, .series = {sp->series},
                   .variant = {sp->no_neutral ? "akx::scan_inclusive (akx.cuh)" : "akx_scan"},
-                  .arg = {&a}, .scan_layouts = 1, .bytes_min = 2.0 * (double)bytes};
+                  .arg = {&a}, .scan_layouts = !sp->no_neutral, .bytes_min = 2.0 * (double)bytes};
   buffers b;
   if (buffers_create(ctx, &b, sp->dtype, n, bytes, 0x5ca9 + (uint64_t)p->spec) != AKX_SUCCESS) {
     buffers_destroy(ctx, &b);
@@ -1321,7 +1329,8 @@ static void plan_dims(void) {
     for (int t = 0; t < 2; ++t) {
       const dims_spec *sp = &dims_specs[k];
       int64_t n = product(sp->ndim, sp->shape);
-      int take = opt.quick ? n <= QUICK_DIMS_ELEMENTS : planning_full || (sp->in_default >> t & 1);
+      int take = planning_mode == PLAN_QUICK ? n <= QUICK_DIMS_ELEMENTS
+                 : planning_mode == PLAN_FULL || (sp->in_default >> t & 1);
       char shape[40];
       snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, sp->shape[0], sp->shape[1]);
       if (sp->ndim == 3) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "x%" PRId64, sp->shape[2]);
@@ -1661,9 +1670,9 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   /* On CUDA the default is the complete tables: a GPU runs them in seconds. */
-  double full_s = make_plan(1);
+  double full_s = make_plan(PLAN_FULL);
   int full_cases = nplan;
-  double est_s = make_plan(opt.full || !on_sim);
+  double est_s = make_plan(opt.quick ? PLAN_QUICK : opt.full || !on_sim ? PLAN_FULL : PLAN_DEFAULT);
 #ifdef AKX_HAVE_CUDA
   if (!on_sim && !opt.once) akx_bench_cuda_print_registers();
 #endif
