@@ -1105,6 +1105,13 @@ typedef struct {
   size_t src_bytes, dst_bytes;
 } buffers;
 
+static void buffers_destroy(akx_context *ctx, buffers *b) {
+  if (b->src) akx_free(ctx, b->src);
+  if (b->dst) akx_free(ctx, b->dst);
+  free(b->host);
+}
+
+/* The case's input on the host and the device; on failure nothing is held. */
 static akx_status buffers_create(akx_context *ctx, buffers *b, akx_dtype t, int64_t n,
                                  size_t dst_bytes, uint64_t seed) {
   *b = (buffers){.src_bytes = (size_t)n * akx_dtype_size(t), .dst_bytes = dst_bytes};
@@ -1115,16 +1122,24 @@ static akx_status buffers_create(akx_context *ctx, buffers *b, akx_dtype t, int6
   akx_status s = akx_malloc(ctx, &b->src, b->src_bytes);
   if (s == AKX_SUCCESS) s = akx_malloc(ctx, &b->dst, dst_bytes);
   if (s == AKX_SUCCESS) s = akx_memcpy(ctx, b->src, b->host, b->src_bytes, AKX_COPY_HOST_TO_DEVICE);
-  if (s != AKX_SUCCESS)
+  if (s != AKX_SUCCESS) {
     fprintf(stderr, "akx-bench: input of %" PRId64 " %s: %s: %s\n", n, akx_dtype_name(t),
             akx_status_string(s), akx_last_error());
+    buffers_destroy(ctx, b);
+  }
   return s;
 }
 
-static void buffers_destroy(akx_context *ctx, buffers *b) {
-  if (b->src) akx_free(ctx, b->src);
-  if (b->dst) akx_free(ctx, b->dst);
-  free(b->host);
+static void use_buffers(op_arg *a, const buffers *b) {
+  a->src.data = b->src;
+  a->dst.data = b->dst;
+  a->host_src = b->host;
+}
+
+static int run_and_free(akx_context *ctx, const bench_case *c, buffers *b) {
+  int failed = run_case(ctx, c);
+  buffers_destroy(ctx, b);
+  return failed;
 }
 
 static int64_t pow10_i64(int e) {
@@ -1207,20 +1222,14 @@ static int run_scan_case(akx_context *ctx, const planned_case *p) {
                   .variant = {sp->no_neutral ? "akx::scan_inclusive (akx.cuh)" : "akx_scan"},
                   .arg = {&a}, .scan_layouts = !sp->no_neutral, .bytes_min = 2.0 * (double)bytes};
   buffers b;
-  if (buffers_create(ctx, &b, sp->dtype, n, bytes, 0x5ca9 + (uint64_t)p->spec) != AKX_SUCCESS) {
-    buffers_destroy(ctx, &b);
+  if (buffers_create(ctx, &b, sp->dtype, n, bytes, 0x5ca9 + (uint64_t)p->spec) != AKX_SUCCESS)
     return EXIT_USAGE;
-  }
-  a.src.data = b.src;
-  a.dst.data = b.dst;
-  a.host_src = b.host;
+  use_buffers(&a, &b);
 #ifdef AKX_HAVE_CUDA
   c.peer = (akx_bench_cuda_case){.peer = sp->peer, .dtype = sp->dtype, .src = b.src, .n = n,
                                  .segments = cols, .segment_length = rows, .copy_bytes = bytes};
 #endif
-  int failed = run_case(ctx, &c);
-  buffers_destroy(ctx, &b);
-  return failed;
+  return run_and_free(ctx, &c, &b);
 }
 
 /* ---- suite: findall ---------------------------------------------------------------------- */
@@ -1243,24 +1252,18 @@ static int run_findall_case(akx_context *ctx, const planned_case *p) {
   bench_case c = {.p = p, .name = "findall", .series = {"bool -> int64 indices"},
                   .variant = {"akx_findall"}, .arg = {&a}};
   buffers b;
-  if (buffers_create(ctx, &b, AKX_BOOL, n, (size_t)n * 8, 0xf1a7) != AKX_SUCCESS) {
-    buffers_destroy(ctx, &b);
+  if (buffers_create(ctx, &b, AKX_BOOL, n, (size_t)n * 8, 0xf1a7) != AKX_SUCCESS)
     return EXIT_USAGE;
-  }
   /* read n bytes, write the indices of the set ones (about half) */
   int64_t set = 0;
   for (int64_t i = 0; i < n; ++i) set += ((uint8_t *)b.host)[i];
   c.bytes_min = (double)n + 8.0 * (double)set;
-  a.src.data = b.src;
-  a.dst.data = b.dst;
-  a.host_src = b.host;
+  use_buffers(&a, &b);
 #ifdef AKX_HAVE_CUDA
   c.peer = (akx_bench_cuda_case){.peer = AKX_PEER_SELECT_FLAGGED, .dtype = AKX_BOOL, .src = b.src,
                                  .n = n, .copy_bytes = (size_t)(c.bytes_min / 2)};
 #endif
-  int failed = run_case(ctx, &c);
-  buffers_destroy(ctx, &b);
-  return failed;
+  return run_and_free(ctx, &c, &b);
 }
 
 /* ---- suite: reduce ----------------------------------------------------------------------- */
@@ -1284,10 +1287,8 @@ static int run_reduce_case(akx_context *ctx, const planned_case *p) {
                   .series = {"akx_mapreduce to the host", "akx_reduce_dims to the device + copy"},
                   .arg = {&host, &dev1}, .bytes_min = 4.0 * (double)n + 4};
   buffers b;
-  if (buffers_create(ctx, &b, AKX_FLOAT32, n, sizeof(float), 0x5e1) != AKX_SUCCESS) {
-    buffers_destroy(ctx, &b);
+  if (buffers_create(ctx, &b, AKX_FLOAT32, n, sizeof(float), 0x5e1) != AKX_SUCCESS)
     return EXIT_USAGE;
-  }
   host.src.data = dev1.src.data = b.src;
   dev1.dst.data = b.dst;
   host.host_src = dev1.host_src = b.host;
@@ -1295,9 +1296,7 @@ static int run_reduce_case(akx_context *ctx, const planned_case *p) {
   c.peer = (akx_bench_cuda_case){.peer = AKX_PEER_REDUCE_SUM_TO_HOST, .dtype = AKX_FLOAT32,
                                  .src = b.src, .n = n, .copy_bytes = (size_t)n * 2};
 #endif
-  int failed = run_case(ctx, &c);
-  buffers_destroy(ctx, &b);
-  return failed;
+  return run_and_free(ctx, &c, &b);
 }
 
 /* ---- suite: dims ------------------------------------------------------------------------- */
@@ -1335,8 +1334,10 @@ static void plan_dims(void) {
                  : planning_mode == PLAN_FULL || (sp->in_default >> t & 1);
       char shape[40];
       snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, sp->shape[0], sp->shape[1]);
-      if (sp->ndim == 3) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "x%" PRId64, sp->shape[2]);
-      if (take) plan_add(k * 2 + t, -1, dims_dtypes[t], n, dims_names[k], shape, estimate_s(n, dims_sim_ns, 1));
+      if (sp->ndim == 3)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "x%" PRId64, sp->shape[2]);
+      if (take)
+        plan_add(k * 2 + t, -1, dims_dtypes[t], n, dims_names[k], shape, estimate_s(n, dims_sim_ns, 1));
     }
 }
 
@@ -1356,13 +1357,9 @@ static int run_dims_case(akx_context *ctx, const planned_case *p) {
                   .series = {akx_dtype_name(dt)}, .arg = {&a},
                   .bytes_min = (double)((n + outs) * (int64_t)esize)};
   buffers b;
-  if (buffers_create(ctx, &b, dt, n, (size_t)outs * esize, 0xd1 + (uint64_t)p->spec / 2) != AKX_SUCCESS) {
-    buffers_destroy(ctx, &b);
+  if (buffers_create(ctx, &b, dt, n, (size_t)outs * esize, 0xd1 + (uint64_t)p->spec / 2) != AKX_SUCCESS)
     return EXIT_USAGE;
-  }
-  a.src.data = b.src;
-  a.dst.data = b.dst;
-  a.host_src = b.host;
+  use_buffers(&a, &b);
 #ifdef AKX_HAVE_CUDA
   /* contiguous segments: only the leading dims reduced (Julia dims=1 of a matrix) */
   int contiguous = reduced[0] && !reduced[sp->ndim - 1];
@@ -1373,9 +1370,7 @@ static int run_dims_case(akx_context *ctx, const planned_case *p) {
                                  .dtype = dt, .src = b.src, .n = n, .segments = outs,
                                  .segment_length = seg_len, .copy_bytes = (size_t)(c.bytes_min / 2)};
 #endif
-  int failed = run_case(ctx, &c);
-  buffers_destroy(ctx, &b);
-  return failed;
+  return run_and_free(ctx, &c, &b);
 }
 
 /* ---- the plot ---------------------------------------------------------------------------- */
