@@ -1566,7 +1566,7 @@ static void preamble(akx_context *ctx, double est_s, int full_cases, double full
   fmt_duration(full, sizeof full, full_s);
   if (!table_on()) {
     /* the plan still goes to stderr: it is what a user waits for */
-    fprintf(stderr, "akx-bench: %d cases, about %s (an estimate)\n", nplan, est);
+    fprintf(stderr, "akx-bench: %d case%s, about %s (an estimate)\n", nplan, nplan == 1 ? "" : "s", est);
     return;
   }
   if (on_sim) {
