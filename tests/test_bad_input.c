@@ -50,6 +50,8 @@
   X(status_string_past_end, akx_status_string, PURE, NONE)   /* 10: one past the last status */  \
   X(status_string_negative, akx_status_string, PURE, NONE)   /* -1 is no status */               \
   X(kernel_cache_counters_null, akx_kernel_cache_counters, PURE, NONE) /* out NULL: a no-op */    \
+  X(set_last_error_null, akx_set_last_error, PURE, NONE)     /* NULL sentence: "" */             \
+  X(set_last_error_long, akx_set_last_error, PURE, NONE)     /* 2000 bytes: cut to 1023 */       \
   X(dtype_size_past_end, akx_dtype_size, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
   X(dtype_size_auto, akx_dtype_size, PURE, NONE)             /* AUTO is not an element type */   \
   X(dtype_name_past_end, akx_dtype_name, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
@@ -443,6 +445,27 @@ ROW(kernel_cache_counters_null) {
   memset(&c, 0xA5, sizeof c);
   akx_kernel_cache_counters(&c);
   return PURE_OK(c.compiles != 0xA5A5A5A5A5A5A5A5ull, "counters not written");
+}
+/* akx_set_last_error's purpose is to change the sentence: each row checks what it set, then
+ * puts the sentence it found back, which the matrix checks as for every PURE row. */
+ROW(set_last_error_null) {
+  char found[1024];
+  snprintf(found, sizeof found, "%s", akx_last_error());
+  const akx_status s = akx_set_last_error(AKX_ERROR_INTERNAL, NULL);
+  const int ok = s == AKX_ERROR_INTERNAL && !strcmp(akx_last_error(), "");
+  (void)akx_set_last_error(AKX_SUCCESS, found);
+  return PURE_OK(ok, "status %d, or the sentence was not emptied", (int)s);
+}
+ROW(set_last_error_long) {
+  char found[1024], long_sentence[2001];
+  snprintf(found, sizeof found, "%s", akx_last_error());
+  memset(long_sentence, 'x', 2000);
+  long_sentence[2000] = '\0';
+  const akx_status s = akx_set_last_error(AKX_ERROR_DEVICE, long_sentence);
+  const size_t n = strlen(akx_last_error());
+  const int ok = s == AKX_ERROR_DEVICE && n == 1023 && akx_last_error()[0] == 'x';
+  (void)akx_set_last_error(AKX_SUCCESS, found);
+  return PURE_OK(ok, "status %d, %zu bytes", (int)s, n);
 }
 ROW(status_string_negative) {
   const char *s = akx_status_string((akx_status)-1);
