@@ -86,14 +86,14 @@ AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
 // the same text. The two sets differ on purpose (docs/runtime_kernels.md, "The prebuilt sets"):
 //   nvcc: the AUTO accumulators (what a call without opts->acc uses) of the seven source
 //     dtypes most programs reduce and scan: bool (masks), int32 and int64 (indices,
-//     counts), float16, bfloat16, float32, float64. sm_90 device code was 118 MB of the
-//     130 MB library with every explicit accumulator of every dtype prebuilt, and most of its
-//     build (a reduction kernel is 10 to 50 KB of SASS: four maps, unrolled vector loads);
-//     the rest costs one NVRTC compile per combination on first use, once per machine (the
-//     disk cache);
-//   the sim: also every explicit accumulator but int64 for narrow unsigned sources: its
-//     objects are small and cheap to build, and the test suite calls every accumulator, where
-//     each run-time unit would cost 0.5 to 1 s of the host compiler.
+//     counts), float16, bfloat16, float32, float64. nvcc was most of the build (a reduction
+//     kernel is 10 to 50 KB of SASS: four maps, unrolled vector loads; every explicit
+//     accumulator of every dtype made 118 MB of sm_90 code before compression,
+//     bench/RESULTS.md); the rest costs one NVRTC compile per combination on first use, once
+//     per machine (the disk cache);
+//   the sim: every accumulator the rules allow: its objects are small and cheap to build, and
+//     the test suite calls every accumulator, where each run-time unit would cost 0.5 to 1 s
+//     of the host compiler (several seconds of clang under the sanitizers).
 // AKX_CUDA_PREBUILT_ALL (CMake option): nvcc prebuilds the sim's set too, as the all-kernels
 // preset does to regenerate include/akx/kernel_resources.inc, the table of every kernel.
 enum prebuilt_for : int { prebuilt_for_sim = 0, prebuilt_for_cuda = 1 };
@@ -114,7 +114,6 @@ AKX_CONSTEXPR bool cuda_prebuilt_source(akx_dtype src) {
 // r: the map's result (map_result), which the accumulator rules start from.
 AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc, prebuilt_for b) {
   if (b == prebuilt_for_cuda) return acc == auto_acc(r, op);
-  if (is_unsigned_int(r) && acc == AKX_INT64 && acc != auto_acc(r, op)) return false;
   return acc_allowed(r, op, acc);
 }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
