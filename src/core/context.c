@@ -54,6 +54,7 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     return s;
   }
   ctx->settings = settings;
+  ctx->ws.epoch = settings.lookback_epoch;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -245,6 +246,9 @@ akx_status akx__context_reread_settings(akx_context *ctx) {
   AKX_TRY(akx__read_settings(&s));
   akx__lock(ctx);
   ctx->settings = s;
+  /* A new starting epoch may be one the status already holds: the next scan resets it. */
+  ctx->ws.epoch = s.lookback_epoch;
+  ctx->ws.status_tiles = 0;
   akx__unlock(ctx);
   return AKX_SUCCESS;
 }
