@@ -8,7 +8,8 @@
  *  - calls of every family back to back on one workspace, in a random order and of random
  *    sizes, stay right (the file's random-schedule copy runs them under a shuffled schedule);
  *    so do calls after a refused one, after an interrupted launch, and across the wrap of the
- *    look-back's 32-bit epoch (AKX_LOOKBACK_EPOCH starts it near the wrap). */
+ *    look-back's 32-bit epoch (AKX_LOOKBACK_EPOCH starts it near the wrap);
+ *  - a call captured in a graph (replayed later with its own epoch) resets its status. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,62 @@ Test(one_launch, right_after_an_interrupted_call) {
                                                                      : sum_checked(1000000, 1, AKX_HOST, 11);
     cr_assert_eq(s, AKX_SUCCESS, "family %d after the interruption: %s", family, akx_last_error());
     cr_expect_eq(launches_since(), 2u, "family %d after the interruption: %llu launches", family,
+                 (unsigned long long)launches_since());
+  }
+}
+
+Test(one_launch, a_call_captured_in_a_graph_resets_its_status_at_every_replay) {
+  /* A graph replays a captured call with the epoch it was captured with, and writes the
+   * workspace between the context's later calls: a captured scan takes its reset with it, a
+   * captured reduction the two-launch path, and the buffer is never trusted again (one launch
+   * again on a new buffer). The sim runs captured launches at once: values are checked after
+   * the capture (copies are refused during it). */
+  const int64_t n = 100000;
+  float *h = small_floats(n, 60);
+  float *src = tfx_upload(ctx, h, (size_t)n * sizeof(float));
+  float *dst = tfx_alloc(ctx, (size_t)n * sizeof(float)), *sum = tfx_alloc(ctx, sizeof(float));
+  akx_array s = akx_vector(src, AKX_FLOAT32, n), d = akx_vector(dst, AKX_FLOAT32, n);
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+    cr_assert_eq(akx_mapreduce(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, sum, AKX_DEVICE), AKX_SUCCESS, "%s",
+                 akx_last_error());
+  }
+  tfx_free(ctx, dst);
+  dst = tfx_alloc(ctx, (size_t)n * sizeof(float)); /* the captured scan's output only */
+  d = akx_vector(dst, AKX_FLOAT32, n);
+  cr_assert_eq(akx__sim_set_capturing(ctx, 1), AKX_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    counters_reset();
+    cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), 2u, "a captured scan: %llu launches", (unsigned long long)launches_since());
+    counters_reset();
+    cr_assert_eq(akx_mapreduce(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, sum, AKX_DEVICE), AKX_SUCCESS, "%s",
+                 akx_last_error());
+    cr_expect_eq(launches_since(), 2u, "a captured sum: %llu launches", (unsigned long long)launches_since());
+  }
+  cr_assert_eq(akx__sim_set_capturing(ctx, 0), AKX_SUCCESS);
+  float *got = tfx_xmalloc((size_t)n * sizeof(float)), r = 0;
+  tfx_to_host(ctx, got, dst, (size_t)n * sizeof(float));
+  tfx_to_host(ctx, &r, sum, sizeof r);
+  double ref = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ref += h[i];
+    if ((double)got[i] != ref) cr_assert_fail("captured scan: element %lld is %g, expected %g", (long long)i, (double)got[i], ref);
+  }
+  cr_expect_eq((double)r, ref, "captured sum: %g, expected %g", (double)r, ref);
+  free(got);
+  free(h);
+  tfx_free(ctx, src);
+  tfx_free(ctx, dst);
+  tfx_free(ctx, sum);
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(n, 64), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 2u, "a scan on a graph's buffer: %llu launches", (unsigned long long)launches_since());
+  cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    counters_reset();
+    cr_assert_eq(scan_vector_checked(n, 65 + i), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), i ? 1u : 2u, "a scan on a new buffer: %llu launches",
                  (unsigned long long)launches_since());
   }
 }

@@ -70,6 +70,10 @@ struct akx_context {
     /* The 8-byte word at the buffer's start is 0: the scans' ticket and the whole-array
      * reduction's, which their calls put back to 0 (akx__workspace_ticket). */
     int ticket_zero;
+    /* A call used this buffer while the stream captured a graph: every replay writes it again
+     * (its epoch, its nodes, its ticket) between the context's later calls, so from then on
+     * the status and the ticket are never trusted (a reset, the two-launch reduction). */
+    int graphed;
   } ws;
   /* User ops created on this context (src/core/user_ops.c), and the library's ARGMIN/ARGMAX
    * for each source dtype (created at first use), guarded by `lock`. */

@@ -245,10 +245,12 @@ akx_status akx__context_reread_settings(akx_context *ctx) {
   akx__settings s;
   AKX_TRY(akx__read_settings(&s));
   akx__lock(ctx);
-  ctx->settings = s;
   /* A new starting epoch may be one the status already holds: the next scan resets it. */
-  ctx->ws.epoch = s.lookback_epoch;
-  ctx->ws.status_tiles = 0;
+  if (s.lookback_epoch != ctx->settings.lookback_epoch) {
+    ctx->ws.epoch = s.lookback_epoch;
+    ctx->ws.status_tiles = 0;
+  }
+  ctx->settings = s;
   akx__unlock(ctx);
   return AKX_SUCCESS;
 }

@@ -121,6 +121,7 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   ctx->ws.allocations++;
   ctx->ws.status_tiles = 0; /* a new buffer: its bytes are anything */
   ctx->ws.ticket_zero = 0;
+  ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
 
@@ -149,6 +150,7 @@ static akx_status take(akx_context *ctx, size_t bytes, void **ptr) {
     AKX_TRY(grow(ctx, bytes));
   }
   if (capturing && !ctx->ws.caller_owned) ctx->ws.captured = 1;
+  if (capturing) ctx->ws.graphed = 1;
   *ptr = ctx->ws.ptr;
   return AKX_SUCCESS;
 }
@@ -186,7 +188,7 @@ akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles
   const int64_t known = ctx->ws.status_tiles;
   const size_t nodes = bytes - AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16);
   uint32_t e = ctx->ws.epoch + 1;
-  call->reset = known < tiles || e == 0;
+  call->reset = known < tiles || e == 0 || ctx->ws.graphed;
   if (e == 0) e = 1; /* 0 is the reset's: the wrap resets every flag to it */
   /* A reset zeroes the call's own flags: the others are forgotten. */
   const int keep = !call->reset && known > tiles &&
@@ -203,6 +205,7 @@ akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles
 }
 
 void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call) {
+  if (ctx->ws.graphed) return; /* a graph's replays write the buffer whenever they run */
   /* The reset or the last tile left the ticket at 0; the nodes start after the slots' flags. */
   ctx->ws.status_tiles = call->slots;
   ctx->ws.ticket_zero = 1;
@@ -213,14 +216,16 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *ca
  * partials overwrite the scans' flags. */
 akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, void **ptr, int32_t *zero) {
   AKX_TRY(take(ctx, bytes, ptr));
-  *zero = ctx->ws.ticket_zero;
+  *zero = ctx->ws.ticket_zero && !ctx->ws.graphed;
   poison(ctx, *ptr, *zero ? sizeof(unsigned long long) : 0, bytes);
   ctx->ws.status_tiles = 0;
   ctx->ws.ticket_zero = 0;
   return AKX_SUCCESS;
 }
 
-void akx__workspace_ticket_done(akx_context *ctx) { ctx->ws.ticket_zero = 1; }
+void akx__workspace_ticket_done(akx_context *ctx) {
+  if (!ctx->ws.graphed) ctx->ws.ticket_zero = 1;
+}
 
 int akx__workspace_is_retired(const akx_context *ctx, const void *ptr) {
   for (size_t i = 0; i < ctx->ws.nretired; i++)
@@ -262,6 +267,7 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.captured = 0;
   ctx->ws.status_tiles = 0; /* the caller's bytes are anything */
   ctx->ws.ticket_zero = 0;
+  ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
 
