@@ -121,10 +121,12 @@ struct functor_call {
     const size_t smem = (size_t)c->smem;
     if (Reduce) c->pol.result = reinterpret_cast<Acc *>(ws);
     void *status = static_cast<char *>(ws) + 64;
+    // The workspace of akx_context_run holds anything: the status is reset, and the call takes
+    // epoch 1 (include/akx/lookback.cuh: any epoch but the reset's 0).
     AKX_TRY((scan_kernels<void, void, void, void>{}.init(status, c->tiles, stream)));
     return AKX_LAUNCH(Segmented ? scan_slices_info : scan_tile_info,
                       (scan_tile_kernel<functor_policy<F, T, Reduce, Segmented>>), dim3((unsigned)c->tiles),
-                      dim3(256u), smem, stream, c->pol, status, c->tiles, c->ipt, layout);
+                      dim3(256u), smem, stream, c->pol, status, c->tiles, c->ipt, layout, 1u, c->tiles);
   }
 };
 

@@ -5,6 +5,9 @@
 //    with no fence before it): the sim reports it (a global-memory race, a livelock) or the
 //    prefixes come out wrong under some schedule. A kernel that dropped the fence would fail
 //    on a GPU only now and then; here it fails the test.
+//  - calls back to back on one status with no reset between them (each with its own epoch):
+//    right with the exact epoch check, and wrong with a planted check that takes an earlier
+//    call's node.
 // tests/test_sim_order.cpp does the same for a textbook decoupled look-back.
 #include <stdlib.h>
 
@@ -34,18 +37,25 @@ bool same(const affine &a, const affine &b) { return a.m == b.m && a.c == b.c; }
 
 // Planted orders.
 struct order_plain_flag {  // the flag by a plain store: not visible to other blocks
-  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) { akx::gst(flag, 1u AKX_SITE_ARG); }
+  AKX_DEVICE static void publish(uint32_t *flag, uint32_t epoch AKX_SITE_PARAM) {
+    akx::gst(flag, epoch AKX_SITE_ARG);
+  }
   AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) {
     return akx::ld_volatile(flag AKX_SITE_ARG);
   }
 };
 struct order_no_fence {  // a relaxed flag with no fence after the node's store
-  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) {
-    akx::st_volatile(flag, 1u AKX_SITE_ARG);
+  AKX_DEVICE static void publish(uint32_t *flag, uint32_t epoch AKX_SITE_PARAM) {
+    akx::st_volatile(flag, epoch AKX_SITE_ARG);
   }
   AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) {
     return akx::ld_volatile(flag AKX_SITE_ARG);
   }
+};
+
+// A planted epoch check: any published flag, of this call or an earlier one.
+struct epoch_any_published {
+  AKX_HD static bool current(uint32_t flag, uint32_t) { return flag != 0u; }
 };
 
 struct probe_args {
@@ -53,16 +63,21 @@ struct probe_args {
   void *status;
   int64_t tiles;
   affine *out;  // per tile: its exclusive prefix
+  uint32_t epoch;
 };
 
-// One warp per tile, tiles taken from the ticket as scan_tile_body takes them.
-template <class Order>
+// One warp per tile, tiles taken from the ticket as scan_tile_body takes them (and the ticket
+// put back by the last one).
+template <class Order, class Epoch = akx::lookback_epoch_exact>
 AKX_GLOBAL void lookback_probe(probe_args a) {
   const akx::lookback_status<affine> st = akx::lookback_status<affine>::at(a.status, a.tiles);
   unsigned long long t = 0;
-  if (threadIdx.x == 0) t = atomicAdd(&st.head->ticket, 1ull);
+  if (threadIdx.x == 0) {
+    t = atomicAdd(&st.head->ticket, 1ull);
+    if (t + 1 == (unsigned long long)a.tiles) atomicExch(&st.head->ticket, 0ull);
+  }
   t = akx::shfl_idx(akx::FULL_MASK, t, 0);
-  const affine prefix = akx::lookback<affine_scan, Order>(st, t, akx::gld(a.agg + t));
+  const affine prefix = akx::lookback<affine_scan, Order, Epoch>(st, t, akx::gld(a.agg + t), a.epoch);
   if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
 }
 
@@ -83,7 +98,7 @@ run_result run(const char *schedule, int64_t tiles) {
     agg[t] = affine{uint32_t(2 * t + 3), uint32_t(t * 2654435761u + 1)};  // odd m: no zero
   run_result r;
   r.status = AKX_LAUNCH("lookback_probe", lookback_probe<Order>, (unsigned)tiles, 32, 0, NULL,
-                        probe_args{agg, status, tiles, out});
+                        probe_args{agg, status, tiles, out, 1u});
   r.correct = true;
   affine expect = affine_scan::identity();
   for (int64_t t = 0; t < tiles; ++t) {
@@ -156,7 +171,7 @@ AKX_GLOBAL void lookback_after_reset_probe(probe_args a) {
   t = akx::shfl_idx(akx::FULL_MASK, t, 0);
   if (t >= (unsigned long long)a.tiles) return;  // tickets past the tile count
   const affine prefix =
-      akx::lookback<affine_scan, akx::lookback_release_acquire>(st, t, akx::gld(a.agg + t));
+      akx::lookback<affine_scan, akx::lookback_release_acquire>(st, t, akx::gld(a.agg + t), a.epoch);
   if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
 }
 
@@ -172,7 +187,7 @@ Test(lookback, a_status_reset_mid_launch_is_a_livelock_not_a_hang, .timeout = 12
     akx::lookback_status<affine>::at(status, tiles).head->ticket = 1;  // tile 0 never taken
     const akx_status s = AKX_LAUNCH("lookback_after_reset_probe", lookback_after_reset_probe,
                                     (unsigned)tiles, 32, 0, NULL,
-                                    probe_args{agg, status, tiles, out});
+                                    probe_args{agg, status, tiles, out, 1u});
     cr_expect_eq(s, AKX_ERROR_SIM_CHECK, "%s: %s (\"%s\")", schedule, akx_status_string(s),
                  akx_last_error());
     cr_expect(strstr(akx_last_error(), "livelock") != NULL &&
@@ -181,4 +196,61 @@ Test(lookback, a_status_reset_mid_launch_is_a_livelock_not_a_hang, .timeout = 12
     cr_log_info("%s: %s", schedule, akx_last_error());
     unsetenv("AKX_SIM_SCHEDULE");
   }
+}
+
+// Calls back to back on one status, never reset between them but at the epoch's wrap (as
+// src/core/workspace.c does): each call's epoch one past the last, the calls' aggregates all
+// different, so a node of an earlier call taken for this call's gives a wrong prefix. Returns
+// the calls whose prefixes came out wrong (or that failed a check).
+template <class Epoch>
+int wrong_calls(const char *schedule, uint32_t first_epoch) {
+  setenv("AKX_SIM_SCHEDULE", schedule, 1);
+  sim_context sim;
+  const int64_t most = 64;
+  affine *agg = sim.alloc<affine>((size_t)most);
+  affine *out = sim.alloc<affine>((size_t)most);
+  void *status = sim.alloc<char>(akx::lookback_status<affine>::bytes(most));  // zeroed: reset
+  int wrong = 0;
+  uint32_t epoch = first_epoch;
+  for (int call = 0; call < 6; ++call) {
+    const int64_t tiles = most;
+    for (int64_t t = 0; t < tiles; ++t)
+      agg[t] = affine{uint32_t(2 * (t + call) + 3), uint32_t(t * 2654435761u + 7u * (uint32_t)call + 1u)};
+    if (++epoch == 0) {  // the wrap: the host resets the flags to 0 (scan_init) and goes on at 1
+      memset(status, 0, akx::lookback_status<affine>::bytes(most));
+      epoch = 1;
+    }
+    const akx_status s = AKX_LAUNCH("lookback_probe", (lookback_probe<akx::lookback_release_acquire, Epoch>),
+                                    (unsigned)tiles, 32, 0, NULL, probe_args{agg, status, tiles, out, epoch});
+    bool ok = s == AKX_SUCCESS;
+    affine expect = affine_scan::identity();
+    for (int64_t t = 0; ok && t < tiles; ++t) {
+      ok = same(out[t], expect);
+      expect = affine_scan::apply(expect, agg[t]);
+    }
+    // The last tile put the ticket back: the next call needs no reset.
+    ok = ok && akx::lookback_status<affine>::at(status, most).head->ticket == 0;
+    if (!ok) {
+      cr_log_info("%s, call %d (epoch %u): %s", schedule, call, (unsigned)epoch,
+                  s == AKX_SUCCESS ? "wrong prefixes" : akx_last_error());
+      ++wrong;
+    }
+  }
+  unsetenv("AKX_SIM_SCHEDULE");
+  return wrong;
+}
+
+Test(lookback, calls_back_to_back_without_a_reset_take_only_their_own_nodes, .timeout = 120) {
+  for (const char *schedule : {"inorder", "random:1", "random:2", "random:3", "random:4"}) {
+    cr_expect_eq(wrong_calls<akx::lookback_epoch_exact>(schedule, 0u), 0, "%s", schedule);
+    // Across the wrap of the epoch's 32 bits: ..., 2^32 - 2, 2^32 - 1, (reset) 1, 2.
+    cr_expect_eq(wrong_calls<akx::lookback_epoch_exact>(schedule, 0xfffffffcu), 0, "%s, wrap", schedule);
+  }
+}
+
+Test(lookback, an_epoch_check_that_takes_an_earlier_calls_node_is_caught, .timeout = 120) {
+  int wrong = 0;
+  for (const char *schedule : {"inorder", "random:1", "random:2", "random:3", "random:4"})
+    wrong += wrong_calls<epoch_any_published>(schedule, 0u);
+  cr_expect_gt(wrong, 0, "a check taking an earlier call's node was never caught");
 }

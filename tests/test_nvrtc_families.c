@@ -184,7 +184,7 @@ Test(nvrtc_families, lowered_names_are_nvccs) {
   akx__nvrtc_result ptx;
   compile(&in, release_options, N_RELEASE_OPTIONS, 80, 1, &ptx);
   cr_assert_str_eq(ptx.lowered_names[0], "_ZN3akx9scan_initINS_15lookback_headerEEEvPT_Pjl");
-  cr_assert_str_eq(ptx.lowered_names[1], "_ZN3akx16scan_tile_kernelINS_14findall_policyIlEEEEvT_PvliNS_11scan_layoutE");
+  cr_assert_str_eq(ptx.lowered_names[1], "_ZN3akx16scan_tile_kernelINS_14findall_policyIlEEEEvT_PvliNS_11scan_layoutEj");
   akx__nvrtc_result_free(&ptx);
   akx__instance_free(&in);
 }

@@ -672,9 +672,10 @@ static void sim_totals(akx_sim_kernel_counters *c) {
   cr_assert_eq(akx_sim_counters_get(ctx, c, NULL, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
 }
 
-/* polls: the call's loads include a look-back's polls of flags (a scan), whose count depends
- * on the order blocks run in: under a shuffled schedule (AKX_SIM_SCHEDULE=random) two calls
- * see two orders, so their loads are compared only under the fixed one. */
+/* polls: the call's loads include a look-back's polls of flags (a scan), and its stores the
+ * count of tiles that waited for a node (an atomic), whose counts depend on the order blocks
+ * run in: under a shuffled schedule (AKX_SIM_SCHEDULE=random) two calls see two orders, so
+ * their loads and stores are compared only under the fixed one. */
 static void same_counters(const akx_sim_kernel_counters *a, const akx_sim_kernel_counters *b,
                           const char *call, int polls) {
   const char *schedule = getenv("AKX_SIM_SCHEDULE");
@@ -685,7 +686,8 @@ static void same_counters(const akx_sim_kernel_counters *a, const akx_sim_kernel
   cr_assert_eq(a->threads, b->threads, "%s: threads", call);
   if (!(polls && shuffled))
     cr_assert_eq(a->global_load.units, b->global_load.units, "%s: global load sectors", call);
-  cr_assert_eq(a->global_store.units, b->global_store.units, "%s: global store sectors", call);
+  if (!(polls && shuffled))
+    cr_assert_eq(a->global_store.units, b->global_store.units, "%s: global store sectors", call);
   cr_assert_eq(a->shared_load.units, b->shared_load.units, "%s: shared load wavefronts", call);
   cr_assert_eq(a->shared_store.units, b->shared_store.units, "%s: shared store wavefronts", call);
 }
@@ -702,7 +704,11 @@ Test(user_ops, float_add_twin_is_bitwise_the_built_in) {
   const int sim = tfx_is_sim(ctx);
   akx_sim_kernel_counters c_builtin, c_twin;
 
+  /* Each pair of calls counted after one more of the same family: the workspace then holds
+   * what both calls of the pair find there (a known ticket and status: one launch each). */
   float a = 0, b = 0;
+  cr_assert_eq(akx_mapreduce(ctx, &p.dev, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &a, AKX_HOST), AKX_SUCCESS,
+               "%s", akx_last_error());
   if (sim) akx_sim_counters_reset(ctx);
   cr_assert_eq(akx_mapreduce(ctx, &p.dev, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &a, AKX_HOST), AKX_SUCCESS,
                "%s", akx_last_error());
@@ -713,6 +719,7 @@ Test(user_ops, float_add_twin_is_bitwise_the_built_in) {
   cr_assert(memcmp(&a, &b, sizeof a) == 0, "mapreduce: ADD %.9g, the twin %.9g", a, b);
 
   akx_array da = tvw_dst(ctx, AKX_FLOAT32, 1, &n, 0x11), db = tvw_dst(ctx, AKX_FLOAT32, 1, &n, 0x22);
+  cr_assert_eq(akx_scan(ctx, &da, &p.dev, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
   if (sim) akx_sim_counters_reset(ctx);
   cr_assert_eq(akx_scan(ctx, &da, &p.dev, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
   if (sim) sim_totals(&c_builtin), akx_sim_counters_reset(ctx);

@@ -21,8 +21,8 @@
 // Between blocks (a GPU promises neither the order in which blocks start nor that a block
 // runs while another waits for it):
 //  - a kernel whose progress depends on other blocks (look-back, last-block finish) takes
-//    its tile from an atomic ticket (atomicAdd on a counter the call resets), never from
-//    blockIdx: a block may be resident and waiting while the block it waits for has not been
+//    its tile from an atomic ticket (atomicAdd on a counter that is 0 when the call starts:
+//    the block drawing the last ticket puts it back), never from blockIdx: a block may be resident and waiting while the block it waits for has not been
 //    admitted (the sim admits blocks in a shuffled order under AKX_SIM_SCHEDULE=random);
 //  - data goes from one block to another only through a release->acquire chain: the writer
 //    stores its data, then st_release(flag) (or __threadfence() then a relaxed flag write:
@@ -30,8 +30,10 @@
 //    __threadfence()) before it reads the data. A plain store becomes visible to other
 //    blocks only at its block's next fence or release; the sim reports a plain read without
 //    the chain as a global-memory race, and a poll that can never see a change as a livelock;
-//  - status words that say "not ready" live in a workspace the call itself resets: the cached
-//    workspace holds the last call's flags (the sim fills new memory with poison).
+//  - status words that say "not ready" must not be mistaken for an earlier call's: the
+//    cached workspace holds the last call's flags, or another family's bytes (the sim fills it
+//    with poison). Either the call resets them, or they carry the call's epoch and the host
+//    resets them whenever they may hold anything else (include/akx/lookback.cuh).
 #pragma once
 #include "akx/std.cuh"
 #include "akx.h"

@@ -82,15 +82,17 @@ struct findall_kernels {
     return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (scan_tile_kernel<findall_policy<Src>>),
                       dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
                       findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
-                      scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)));
+                      scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)), p.epoch,
+                      p.status_slots);
   }
 };
 
 template <class K>
 akx_status findall_launch_with(const akx__findall_plan &p, const K &k, void *stream) {
   if (p.n == 0) return AKX_SUCCESS;
-  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
-  AKX_TRY(k.init(p.status, p.tiles, stream));
+  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp); the
+  // status is reset only when it may hold foreign bytes (include/akx/lookback.cuh).
+  if (p.reset_status) AKX_TRY(k.init(p.status, p.tiles, stream));
   return k.tile(p, stream);
 }
 

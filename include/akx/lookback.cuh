@@ -18,9 +18,17 @@
 // on nodes of earlier tiles whose own waits are on still earlier ones: the chain of
 // dependent publications is at most log2(tiles) long.
 //
-// Status (workspace, reset by the call's init kernel): a ticket, counters, one flag and
-// one node per tile. A node is stored plainly, then its flag with st_release; readers
-// ld_acquire the flag before reading the node (include/akx/device.cuh's rules).
+// Status (workspace): a ticket, counters, one flag and one node per tile. A node is stored
+// plainly, then its flag with st_release; readers ld_acquire the flag before reading the node
+// (include/akx/device.cuh's rules).
+//
+// No reset between calls (docs/scan_tiles.md, "One launch per call"): a flag holds the epoch
+// of the call that published it, and a tile takes a node only when its flag holds its own
+// call's epoch, so the flags an earlier call left behind read as "not yet". The host gives
+// every call a new epoch (src/core/workspace.c, akx__workspace_lookback) and launches the
+// reset kernel below only when the flags may hold bytes that are not an earlier epoch (a new,
+// grown or caller-set workspace, another family's use, a failed call) or the epoch wrapped.
+// The ticket is put back to 0 by the tile that draws the last one (scan_tile_body).
 #pragma once
 #include "akx/block_limits.h"
 #include "akx/kernel_resources.cuh"
@@ -30,8 +38,9 @@ namespace akx {
 
 struct lookback_header {
   unsigned long long ticket;  // tiles are taken in ticket order, never by blockIdx
-  unsigned long long waits;   // tiles that found a node not yet published (the slow path)
-  long long count;            // findall: the total
+  unsigned long long waits;   // tiles that found a node not yet published (the slow path),
+                              // counted since the last reset: a statistic for tests
+  long long count;            // findall: the total, stored by the last tile of each call
   long long pad[5];
 };
 static_assert(sizeof(lookback_header) == 64, "lookback header is 64 bytes");
@@ -59,8 +68,9 @@ struct lookback_status {
 // Launched with 256 threads (include/akx/scan.cuh, scan_kernels::init).
 constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
 
-// Resets the header and the flags of `tiles` tiles (the workspace may hold the last call's
-// flags, or the sim's poison).
+// Resets the header and the flags of `tiles` tiles to 0, which no call's epoch is: launched
+// only when the status may hold foreign bytes (a new workspace, another family's partials,
+// the sim's poison) or the epoch wrapped.
 // (A template only so that every instance file may hold it: a kernel defined in a header.)
 template <class H>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_init_info.max_threads)
@@ -80,20 +90,28 @@ AKX_HD int popcount64(uint64_t x) {
   return c;
 }
 
-// How a node's flag is published and polled: st_release after the node's plain store, and
-// ld_acquire before reading the node (the only order kernels use). A parameter so that
-// tests/test_lookback.cpp can plant a broken order and see the sim catch it.
+// How a node's flag is published and polled: st_release of the call's epoch after the node's
+// plain store, and ld_acquire before reading the node (the only order kernels use). A
+// parameter so that tests/test_lookback.cpp can plant a broken order and see the sim catch it.
 struct lookback_release_acquire {
-  AKX_DEVICE static void publish(uint32_t *flag AKX_SITE_PARAM) { st_release(flag, 1u AKX_SITE_ARG); }
+  AKX_DEVICE static void publish(uint32_t *flag, uint32_t epoch AKX_SITE_PARAM) { st_release(flag, epoch AKX_SITE_ARG); }
   AKX_DEVICE static uint32_t poll(const uint32_t *flag AKX_SITE_PARAM) { return ld_acquire(flag AKX_SITE_ARG); }
 };
 
-// Called by all 32 lanes of warp 0 of the block scanning tile t, with the tile's aggregate.
-// Publishes node t + 1 and returns the exclusive prefix of tile t (S::identity() for tile 0)
-// in every lane.
-template <class S, class Order = lookback_release_acquire>
+// Whether a flag polled by a tile of the call with `epoch` says that the node is this call's:
+// exactly the call's epoch (epochs are never 0; a flag of an earlier call holds an earlier
+// one). A parameter so that tests/test_lookback.cpp can plant a check that takes an earlier
+// call's node.
+struct lookback_epoch_exact {
+  AKX_HD static bool current(uint32_t flag, uint32_t epoch) { return flag == epoch; }
+};
+
+// Called by all 32 lanes of warp 0 of the block scanning tile t of the call with `epoch`, with
+// the tile's aggregate. Publishes node t + 1 and returns the exclusive prefix of tile t
+// (S::identity() for tile 0) in every lane.
+template <class S, class Order = lookback_release_acquire, class Epoch = lookback_epoch_exact>
 AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint64_t t,
-                                  const typename S::T &aggregate) {
+                                  const typename S::T &aggregate, uint32_t epoch) {
   using T = typename S::T;
   const int lane = (int)(threadIdx.x & 31);
   const uint64_t i = t + 1;
@@ -109,7 +127,7 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint
   auto fetch = [&](bool take) {
     if (take) {
       poll_bound bound;  // debug builds of the CUDA backend: a trap, not a hang
-      while (Order::poll(st.flags + (q - 1)) == 0u) {
+      while (!Epoch::current(Order::poll(st.flags + (q - 1)), epoch)) {
         waited = true;
         bound.step(st.flags + (q - 1), "look-back: the flag of an earlier tile");
         __nanosleep(32);
@@ -123,7 +141,7 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint
   for (int r = k - 1; r >= 0; --r) low = S::apply(low, shfl_idx(FULL_MASK, mine, r));
   if (lane == 0) {
     gst(st.nodes + t, k ? S::apply(low, aggregate) : aggregate);
-    Order::publish(st.flags + t);
+    Order::publish(st.flags + t, epoch);
   }
   // 2. The older nodes: prefix = q_{m-1} o ... o q_k o low.
   fetch(lane >= k && lane < m);

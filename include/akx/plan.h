@@ -55,6 +55,8 @@ typedef struct {
   int32_t vec_loads;
   int64_t vec_head, vec_count, vec_tail;
   void *partials;       /* workspace: blocks + 1 accumulators (the last one: a host result) */
+  void *ticket;         /* workspace: the count of finished blocks (unsigned long long) */
+  int32_t one_launch;   /* the ticket is 0: pass 1's last block finishes (else pass 2) */
   akx__finish finish;   /* applied by the last pass */
 } akx__reduce_whole_plan;
 
@@ -123,6 +125,9 @@ typedef struct {
   int64_t chunks, chunk_len;
   int32_t shape;        /* akx__scan_shape */
   void *status;         /* workspace (include/akx/lookback.cuh, or the columns' chunk carries) */
+  uint32_t epoch;       /* tile kernels: the call's epoch (include/akx/lookback.cuh) */
+  int32_t reset_status; /* tile kernels: the status may hold foreign bytes: reset it first */
+  int64_t status_slots; /* tile kernels: flags in the status (>= tiles), the nodes after them */
 } akx__scan_plan;
 
 /* Which scan kernel runs (src/scan/scan.c chooses). */
@@ -152,6 +157,9 @@ typedef struct {
   int64_t tiles;
   int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   void *status;           /* workspace (include/akx/lookback.cuh); the count at its head */
+  uint32_t epoch;         /* the call's epoch (include/akx/lookback.cuh) */
+  int32_t reset_status;   /* the status may hold foreign bytes: reset it first */
+  int64_t status_slots;   /* flags in the status (>= tiles), the nodes after them */
 } akx__findall_plan;
 
 #ifdef __cplusplus

@@ -1,7 +1,10 @@
-// Whole-array reduction (docs/reduce_whole.md), as CUB's DeviceReduce:
+// Whole-array reduction (docs/reduce_whole.md), as CUB's DeviceReduce, in one launch:
 //   pass 1: at most target_blocks blocks stride over tiles of the input, each producing one
 //           partial (or, when one block covers the input, the finished result);
-//   pass 2: one block reduces the partials and stores through the finishing step.
+//   finish: the last block to park its partial (a ticket it puts back to 0) reduces the
+//           partials in index order and stores through the finishing step; or, when the
+//           ticket may hold anything (the workspace's first call, another family's use), a
+//           second launch does (pass 2), with the same code, so the result is the same bits.
 // Vocabulary (moderngpu's): bd threads per block, L vector loads per thread per tile,
 // V elements per 16-byte vector, a tile is bd * L * V elements. Indices are zero-based.
 #pragma once
@@ -41,12 +44,54 @@ AKX_HD contiguous_span_c span_of(const akx__reduce_whole_plan &p) {
 }
 
 
-// Thread 0 finishes when the grid is one block, else parks the block's partial.
+// Where a plan's first pass counts its finished blocks: the ticket when the call finishes in
+// the same launch, else none (src/reduce/reduce_whole.c: the ticket may hold anything).
+AKX_HD unsigned long long *ticket_of(const akx__reduce_whole_plan &p) {
+  return p.one_launch ? static_cast<unsigned long long *>(p.ticket) : nullptr;
+}
+
+// One block reduces `count` partials and stores through the finishing step: thread i folds
+// partials i, i + bd, ... in order, then the block reduction. Pass 2's body and the last
+// block's of pass 1: one tree for the same block size, so both give the same bits.
 template <class Op, class Acc>
-AKX_DEVICE void store_block_result(Acc acc, Acc *partials, const akx__finish &fin) {
-  if (threadIdx.x != 0) return;
-  if (gridDim.x == 1) finish_store<Op>(acc, fin);
-  else gst(partials + blockIdx.x, acc);
+AKX_DEVICE void reduce_partials_block(const Acc *partials, int32_t count, const akx__finish &fin,
+                                      const smem<Acc> &scratch) {
+  Acc acc = Op::template identity<Acc>();
+  for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
+  acc = block_reduce<Op>(acc, scratch);
+  if (threadIdx.x == 0) finish_store<Op>(acc, fin);
+}
+
+// After the block reduction (the result in thread 0): finishes when the grid is one block,
+// else parks the block's partial; with a ticket, the last block to park its partial reduces
+// them all. The ticket is taken after the partial is released (stored, then __threadfence,
+// then the atomic: include/akx/device.cuh's rules), and the last block acquires every
+// partial (a fence after the atomic that read the count) before its threads read them after
+// a barrier. Blocks are never waited for, so they may run in any order; the last block puts
+// the ticket back to 0 for the next call (no block of this launch takes one after it).
+template <class Op, class Acc>
+AKX_DEVICE void store_block_result(Acc acc, Acc *partials, unsigned long long *ticket,
+                                   const akx__finish &fin, const smem<Acc> &scratch,
+                                   const smem<int> &last) {
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) finish_store<Op>(acc, fin);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    gst(partials + blockIdx.x, acc);
+    if (ticket) {
+      __threadfence();  // release: the partial before the ticket
+      const bool is_last = atomicAdd(ticket, 1ull) + 1 == (unsigned long long)gridDim.x;
+      if (is_last) {
+        atomicExch(ticket, 0ull);
+        __threadfence();  // acquire: every block's partial, released before its ticket
+      }
+      last.st(0, is_last ? 1 : 0);
+    }
+  }
+  if (!ticket) return;
+  __syncthreads();  // thread 0's acquire before every thread's reads; scratch free again
+  if (last.ld(0)) reduce_partials_block<Op>(partials, (int32_t)gridDim.x, fin, scratch);
 }
 
 // The kernels' declarations (include/akx/device.cuh, kernel_info). Launch bounds: the reduction
@@ -61,9 +106,10 @@ constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MA
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
-void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish fin) {
+void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, unsigned long long *ticket, akx__finish fin) {
   constexpr int V = 16 / (int)sizeof(Src);
   AKX_SHARED(Acc, scratch, 32);
+  AKX_SHARED(int, last, 1);
   Acc acc = Op::template identity<Acc>();
   const int bd = (int)blockDim.x, L = a.L;
   const Src *vsrc = a.src + a.head;
@@ -104,7 +150,7 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
                                                    a.nvec * V + t));
   }
   acc = block_reduce<Op>(acc, scratch);
-  store_block_result<Op>(acc, partials, fin);
+  store_block_result<Op>(acc, partials, ticket, fin, scratch, last);
 }
 
 // ---- pass 1, any strides: the general path ----------------------------------------------------
@@ -112,8 +158,9 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, akx__finish 
 // source's own index order (src/core/canonical.c), so that i is akx_findall's position.
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
-void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish fin) {
+void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, unsigned long long *ticket, akx__finish fin) {
   AKX_SHARED(Acc, scratch, 32);
+  AKX_SHARED(int, last, 1);
   Acc acc = Op::template identity<Acc>();
   const Src *src = static_cast<const Src *>(s.data);
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -124,18 +171,18 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, akx__finish
     acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off), i));
   }
   acc = block_reduce<Op>(acc, scratch);
-  store_block_result<Op>(acc, partials, fin);
+  store_block_result<Op>(acc, partials, ticket, fin, scratch, last);
 }
 
 // ---- pass 2 (and the empty input): one block over the partials --------------------------------
+// Run when pass 1 had no ticket (it may have held anything): puts the ticket to 0, so that the
+// next call finishes in one launch.
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
-void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin) {
+void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin, unsigned long long *ticket) {
   AKX_SHARED(Acc, scratch, 32);
-  Acc acc = Op::template identity<Acc>();
-  for (int32_t i = threadIdx.x; i < count; i += blockDim.x) acc = Op::apply(acc, gld(partials + i));
-  acc = block_reduce<Op>(acc, scratch);
-  if (threadIdx.x == 0) finish_store<Op>(acc, fin);
+  reduce_partials_block<Op>(partials, count, fin, scratch);
+  if (threadIdx.x == 0) gst(ticket, 0ull);
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
@@ -152,17 +199,18 @@ struct reduce_whole_kernels {
     contiguous_span<Src> a;
     memcpy(&a, &c, sizeof a);
     return AKX_LAUNCH(info, (reduce_whole_contiguous<Src, Acc, Op>), dim3((unsigned)p.blocks),
-                      dim3((unsigned)p.block_size), 0, stream, a, static_cast<Acc *>(p.partials), p.finish);
+                      dim3((unsigned)p.block_size), 0, stream, a, static_cast<Acc *>(p.partials), ticket_of(p),
+                      p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *stream) const {
     return AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)), (reduce_whole_strided<Src, Acc, Op>),
                       dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p.src, (int32_t)p.map,
-                      static_cast<Acc *>(p.partials), p.finish);
+                      static_cast<Acc *>(p.partials), ticket_of(p), p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *stream) const {
     return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_whole_partials_info)), (reduce_whole_partials<Acc, Op>),
                       dim3(1), dim3((unsigned)p.block_size), 0, stream, static_cast<const Acc *>(p.partials), count,
-                      p.finish);
+                      p.finish, static_cast<unsigned long long *>(p.ticket));
   }
 };
 
@@ -170,15 +218,15 @@ struct reduce_whole_kernels {
 template <class K>
 akx_status reduce_whole_launch_with(const akx__reduce_whole_plan &p, const K &k, void *stream) {
   if (p.src.n == 0) return k.partials(p, 0, stream);
-  // Pass 1 finishes by itself when it is one block (store_block_result); else it leaves
-  // `blocks` partials for pass 2.
+  // Pass 1 finishes by itself when it is one block, or with the ticket its last block
+  // (store_block_result); else it leaves `blocks` partials for pass 2.
   akx_status s;
   if (p.vectorised) {
     s = k.contiguous(p, p.vec_loads >= 4, stream);
   } else {
     s = k.strided(p, stream);
   }
-  if (s != AKX_SUCCESS || p.blocks == 1) return s;
+  if (s != AKX_SUCCESS || p.blocks == 1 || p.one_launch) return s;
   return k.partials(p, p.blocks, stream);
 }
 

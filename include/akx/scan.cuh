@@ -13,8 +13,9 @@ namespace akx {
 // C++ type (src/cuda/runtime_kernels.cu) writes byte by byte.
 template <class P>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
-void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout) {
-  scan_tile_body(p, status, tiles, ipt, layout);
+void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout, uint32_t epoch,
+                      int64_t slots) {
+  scan_tile_body(p, status, tiles, ipt, layout, epoch, slots);
 }
 
 // scan_policy<Src, Dst, S> as bytes: the fields before the result rule, the result rule
@@ -77,11 +78,11 @@ struct scan_kernels {
       return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_slices_info)),
                         (scan_tile_kernel<scan_policy<Src, Dst, seg_scan<Op, Acc>>>), grid, block,
                         (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, seg_scan<Op, Acc>>::from_plan(p),
-                        p.status, p.tiles, p.items_per_thread, layout);
+                        p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
     return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_tile_info)),
                       (scan_tile_kernel<scan_policy<Src, Dst, plain_scan<Op, Acc>>>), grid, block,
                       (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
-                      p.status, p.tiles, p.items_per_thread, layout);
+                      p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
   }
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *stream) const {
     scan_result<plain_scan<Op, Acc>> result;
@@ -104,8 +105,10 @@ akx_status scan_launch_with(const akx__scan_plan &p, const K &k, void *stream) {
   switch (p.shape) {
     case AKX__SCAN_WHOLE:
     case AKX__SCAN_SLICES:
-      // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp).
-      AKX_TRY(k.init(p.status, p.tiles, stream));
+      // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp). The
+      // status is reset only when the workspace may hold foreign bytes there
+      // (include/akx/lookback.cuh): otherwise the call is the tile launch alone.
+      if (p.reset_status) AKX_TRY(k.init(p.status, p.tiles, stream));
       return k.tile(p.shape == AKX__SCAN_SLICES, p, stream);
     case AKX__SCAN_COLUMNS: {
       const int64_t threads = p.slices * p.chunks;

@@ -109,9 +109,11 @@ struct scan_policy {
   }
 };
 
+// epoch: the call's (include/akx/lookback.cuh): the status needs no reset between calls;
+// slots >= tiles: the flags the status holds, the nodes after them (lookback_status::at).
 template <class P>
 AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t ipt,
-                               scan_layout layout) {
+                               scan_layout layout, uint32_t epoch, int64_t slots) {
   using S = typename P::scan;
   using T = typename S::T;
   using Acc = typename S::value_type;
@@ -119,8 +121,15 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   AKX_SHARED(T, scratch, block_scan_scratch + 1);
   AKX_SHARED(unsigned long long, ticket, 1);
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x;
-  const lookback_status<T> st = lookback_status<T>::at(status, tiles);
-  if (tid == 0) ticket.st(0, atomicAdd(&st.head->ticket, 1ull));
+  const lookback_status<T> st = lookback_status<T>::at(status, slots);
+  if (tid == 0) {
+    const unsigned long long mine = atomicAdd(&st.head->ticket, 1ull);
+    // The last ticket: every tile of the launch has drawn its own (one atomic word, one
+    // order of its changes), so the counter goes back to 0 for the next call, as the reset
+    // kernel would leave it. Stream order makes the store visible to the next launch.
+    if (mine + 1 == (unsigned long long)tiles) atomicExch(&st.head->ticket, 0ull);
+    ticket.st(0, mine);
+  }
   __syncthreads();
   const uint64_t t = ticket.ld(0);
   debug_trap_if(t >= (uint64_t)tiles, "scan tile: a ticket past the tile count (the status "
@@ -174,7 +183,7 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
 
   // 4. look-back
   if (tid < 32) {
-    const T prefix = lookback<S>(st, t, aggregate);
+    const T prefix = lookback<S>(st, t, aggregate, epoch);
     if (tid == 0) {
       scratch.st(block_scan_scratch, prefix);
       p.finish(S::apply(prefix, aggregate), t + 1 == (uint64_t)tiles, st.head);

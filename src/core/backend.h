@@ -21,6 +21,7 @@ typedef struct {
   int32_t dims_shape;   /* AKX_REDUCE_DIMS_SHAPE: an akx__dims_shape, -1 for the selector's */
   int32_t dims_splits;  /* AKX_REDUCE_DIMS_SPLITS: 1..65535, 0 for the planner's */
   int32_t kernels;      /* AKX_KERNELS: AKX__KERNELS_PREBUILT or AKX__KERNELS_RUNTIME */
+  uint32_t lookback_epoch; /* AKX_LOOKBACK_EPOCH: the epoch before a context's first scan */
 } akx__settings;
 /* Where a launch takes its kernels: the prebuilt ones where the build has them, or one
  * compiled at run time from the same text (the sim's only, for now: src/jit/sim_module.h). */
@@ -60,6 +61,19 @@ struct akx_context {
     int held;
     uintptr_t held_lo, held_hi;
     struct akx_context *next_holder;
+    /* The look-back status at the buffer's start (include/akx/lookback.cuh) as the last call
+     * left it (src/core/workspace.c, akx__workspace_lookback): the last call's epoch, and
+     * status_tiles > 0 when the header's ticket is 0 and flags [0, status_tiles) hold 0 or
+     * an epoch since the last reset; 0 when the bytes there may be anything. */
+    uint32_t epoch;
+    int64_t status_tiles;
+    /* The 8-byte word at the buffer's start is 0: the scans' ticket and the whole-array
+     * reduction's, which their calls put back to 0 (akx__workspace_ticket). */
+    int ticket_zero;
+    /* A call used this buffer while the stream captured a graph: every replay writes it again
+     * (its epoch, its nodes, its ticket) between the context's later calls, so from then on
+     * the status and the ticket are never trusted (a reset, the two-launch reduction). */
+    int graphed;
   } ws;
   /* User ops created on this context (src/core/user_ops.c), and the library's ARGMIN/ARGMAX
    * for each source dtype (created at first use), guarded by `lock`. */
@@ -111,6 +125,10 @@ int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **b
  * (0), so that tests see the decisions a CUDA context makes under cudaStreamBeginCapture
  * (launches still run at once). AKX_ERROR_INVALID_ARGUMENT for a context not of the sim. */
 akx_status akx__sim_set_capturing(akx_context *ctx, int capturing);
+/* Makes a sim context's next launch fail its checks (AKX_ERROR_SIM_CHECK, "interrupted") as
+ * soon as `blocks` of its blocks have ended, the others left where they were: a call
+ * interrupted mid-launch, for tests. 0 cancels. */
+akx_status akx__sim_interrupt_after(akx_context *ctx, uint64_t blocks);
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
 
 /* Kernel launchers, compiled from the same kernel source once per backend

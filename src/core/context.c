@@ -54,6 +54,7 @@ akx_status akx_context_create(akx_context **out, akx_backend backend, int device
     return s;
   }
   ctx->settings = settings;
+  ctx->ws.epoch = settings.lookback_epoch;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -244,6 +245,11 @@ akx_status akx__context_reread_settings(akx_context *ctx) {
   akx__settings s;
   AKX_TRY(akx__read_settings(&s));
   akx__lock(ctx);
+  /* A new starting epoch may be one the status already holds: the next scan resets it. */
+  if (s.lookback_epoch != ctx->settings.lookback_epoch) {
+    ctx->ws.epoch = s.lookback_epoch;
+    ctx->ws.status_tiles = 0;
+  }
   ctx->settings = s;
   akx__unlock(ctx);
   return AKX_SUCCESS;

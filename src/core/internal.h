@@ -107,6 +107,27 @@ akx_status akx__context_reread_settings(akx_context *ctx);
  * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the stream
  * captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
+/* The look-back status of a scan or findall (include/akx/lookback.cuh) at the start of the
+ * buffer akx__workspace would give (`bytes`: akx__lookback_bytes of `tiles`): the call's
+ * epoch, whether its status must be reset first (the reset kernel), and the flags the status
+ * keeps (slots >= tiles: the nodes start after them). akx__workspace_lookback_done after the
+ * call's launch completed: the next call may trust the status. */
+typedef struct {
+  void *status;
+  uint32_t epoch;
+  int32_t reset;
+  int64_t slots;
+} akx__lookback_call;
+akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call);
+void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call);
+/* The whole-array reduction's workspace, its ticket at the start: *zero = 1 when the ticket is
+ * known to be 0 (a completed scan, findall or whole-array reduction left it so: the call
+ * finishes in one launch). akx__workspace_ticket_done after a launch that left it at 0. */
+akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, void **ptr, int32_t *zero);
+void akx__workspace_ticket_done(akx_context *ctx);
+/* The end of the look-back status's header and flags (include/akx/lookback.cuh: a 64-byte
+ * header, a 4-byte flag per tile); the nodes start at the next multiple of 16. */
+static inline size_t akx__lookback_flags_end(int64_t tiles) { return 64 + (size_t)tiles * 4; }
 /* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.
  * Refuses (nothing changed) a range another live context holds. */
 akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes);

@@ -58,6 +58,20 @@ akx_status akx__read_settings(akx__settings *s) {
                        "from 1 to 65535", v);
     s->dims_splits = (int32_t)n;
   }
+  /* The look-back epoch a context starts from (include/akx/lookback.cuh): tests start it near
+   * the wrap of its 32 bits. */
+  s->lookback_epoch = 0;
+  v = getenv("AKX_LOOKBACK_EPOCH");
+  if (v && *v) {
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long e = strtoull(v, &end, 10);
+    if (errno || *end || v[0] == '-' || e > UINT32_MAX)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "AKX_LOOKBACK_EPOCH=\"%s\" is not understood: use a number from 0 to "
+                       "4294967295", v);
+    s->lookback_epoch = (uint32_t)e;
+  }
   return AKX_SUCCESS;
 }
 

@@ -119,10 +119,14 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   ctx->ws.ptr = fresh;
   ctx->ws.bytes = grown;
   ctx->ws.allocations++;
+  ctx->ws.status_tiles = 0; /* a new buffer: its bytes are anything */
+  ctx->ws.ticket_zero = 0;
+  ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
 
-akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
+/* The buffer of at least `bytes`, grown if the context owns it; nothing written. */
+static akx_status take(akx_context *ctx, size_t bytes, void **ptr) {
   *ptr = NULL;
   if (bytes == 0) return AKX_SUCCESS;
   int capturing = 0;
@@ -146,12 +150,81 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
     AKX_TRY(grow(ctx, bytes));
   }
   if (capturing && !ctx->ws.caller_owned) ctx->ws.captured = 1;
+  if (capturing) ctx->ws.graphed = 1;
   *ptr = ctx->ws.ptr;
-  /* On a GPU the workspace holds whatever the last call (or nobody) left there. The sim
-   * fills it with poison at every call, so a kernel that trusts it to start as zeros, or as
-   * the last call's flags, reads visibly wrong values instead of passing by luck. */
-  if (ctx->be->kind == AKX_BACKEND_SIM) memset(*ptr, akx__sim_poison_byte, bytes);
   return AKX_SUCCESS;
+}
+
+/* On a GPU the workspace holds whatever the last call (or nobody) left there. The sim fills
+ * [from, bytes) with poison at every call, so a kernel that trusts it to start as zeros, or
+ * as the last call's values, reads visibly wrong values instead of passing by luck. */
+static void poison(const akx_context *ctx, void *ptr, size_t from, size_t bytes) {
+  if (ctx->be->kind == AKX_BACKEND_SIM && from < bytes)
+    memset((char *)ptr + from, akx__sim_poison_byte, bytes - from);
+}
+
+akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
+  *ptr = NULL;
+  if (bytes == 0) return AKX_SUCCESS;
+  AKX_TRY(take(ctx, bytes, ptr));
+  poison(ctx, *ptr, 0, bytes);
+  ctx->ws.status_tiles = 0; /* this call writes anything there */
+  ctx->ws.ticket_zero = 0;
+  return AKX_SUCCESS;
+}
+
+/* The look-back status needs no reset between calls (include/akx/lookback.cuh): a call takes
+ * the next epoch, and its tiles take only nodes whose flag holds it. That is right while
+ * every flag the call reads holds 0 or the epoch of a call since the last reset, which all
+ * differ from the new one: after completed scans or findalls on this buffer that kept at
+ * least as many flags, with no other use of the buffer since, and no wrap of the epoch's 32
+ * bits. Else the call resets the status first (reset = 1: the reset kernel, a second launch).
+ * A call keeps the flags the buffer holds (slots) when its nodes still fit after them, so
+ * that calls of fewer tiles do not overwrite the flags of the larger ones with nodes. The
+ * status is forgotten until akx__workspace_lookback_done says the call's launch completed (a
+ * refused or interrupted call leaves a ticket that is not 0, or half of its flags). */
+akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call) {
+  AKX_TRY(take(ctx, bytes, &call->status));
+  const int64_t known = ctx->ws.status_tiles;
+  const size_t nodes = bytes - AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16);
+  uint32_t e = ctx->ws.epoch + 1;
+  call->reset = known < tiles || e == 0 || ctx->ws.graphed;
+  if (e == 0) e = 1; /* 0 is the reset's: the wrap resets every flag to it */
+  /* A reset zeroes the call's own flags: the others are forgotten. */
+  const int keep = !call->reset && known > tiles &&
+                   AKX__ROUND_UP(akx__lookback_flags_end(known), 16) + nodes <= ctx->ws.bytes;
+  call->slots = keep ? known : tiles;
+  /* The sim poisons all but the header and the flags the call trusts. */
+  poison(ctx, call->status, call->reset ? 0 : akx__lookback_flags_end(call->slots),
+         AKX__ROUND_UP(akx__lookback_flags_end(call->slots), 16) + nodes);
+  ctx->ws.epoch = e;
+  ctx->ws.status_tiles = 0;
+  ctx->ws.ticket_zero = 0;
+  call->epoch = e;
+  return AKX_SUCCESS;
+}
+
+void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call) {
+  if (ctx->ws.graphed) return; /* a graph's replays write the buffer whenever they run */
+  /* The reset or the last tile left the ticket at 0; the nodes start after the slots' flags. */
+  ctx->ws.status_tiles = call->slots;
+  ctx->ws.ticket_zero = 1;
+}
+
+/* The whole-array reduction's ticket (include/akx/reduce_whole.cuh) is the buffer's first word,
+ * as the scans' (include/akx/lookback.cuh's header): 0 after a completed call of either. Its
+ * partials overwrite the scans' flags. */
+akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, void **ptr, int32_t *zero) {
+  AKX_TRY(take(ctx, bytes, ptr));
+  *zero = ctx->ws.ticket_zero && !ctx->ws.graphed;
+  poison(ctx, *ptr, *zero ? sizeof(unsigned long long) : 0, bytes);
+  ctx->ws.status_tiles = 0;
+  ctx->ws.ticket_zero = 0;
+  return AKX_SUCCESS;
+}
+
+void akx__workspace_ticket_done(akx_context *ctx) {
+  if (!ctx->ws.graphed) ctx->ws.ticket_zero = 1;
 }
 
 int akx__workspace_is_retired(const akx_context *ctx, const void *ptr) {
@@ -192,6 +265,9 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.bytes = ptr ? bytes : 0;
   ctx->ws.caller_owned = ptr != NULL;
   ctx->ws.captured = 0;
+  ctx->ws.status_tiles = 0; /* the caller's bytes are anything */
+  ctx->ws.ticket_zero = 0;
+  ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
 

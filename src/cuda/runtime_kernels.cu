@@ -192,15 +192,15 @@ struct reduce_whole_handles : handles {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
     const akx::contiguous_span_c a = akx::span_of(p);
     return go(0, akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, a,
-              p.partials, p.finish);
+              p.partials, akx::ticket_of(p), p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *s) const {
     return go(1, akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p.src,
-              (int32_t)p.map, p.partials, p.finish);
+              (int32_t)p.map, p.partials, akx::ticket_of(p), p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *s) const {
     return go(2, akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p.partials, count,
-              p.finish);
+              p.finish, static_cast<unsigned long long *>(p.ticket));
   }
 };
 struct reduce_dims_handles : handles {
@@ -235,7 +235,8 @@ struct scan_handles : handles {
     memcpy(pol.b + l.steps, steps, sizeof steps);
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
     return go(segmented ? 2 : 1, segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
-              dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout);
+              dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout,
+              p.epoch, p.status_slots);
   }
   size_t acc_size, acc_align;  // the kernels' accumulator: scan_columns' result layout
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *s) const {
@@ -261,7 +262,7 @@ struct findall_handles : handles {
                                     p.block_size};
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
     return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
-              p.status, p.tiles, p.items_per_thread, layout);
+              p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
   }
 };
 

@@ -69,6 +69,10 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
   return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user);
 }
 
+/* The workspace's first 64 bytes: the ticket (include/akx/reduce_whole.cuh), then the partials
+ * at an alignment every accumulator takes. */
+#define REDUCE_WHOLE_HEAD ((size_t)64)
+
 static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
@@ -78,11 +82,19 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
 
 size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
                                    const akx_reduce_opts *opts) {
-  /* target_blocks partials and one slot for a bare host result, whatever n: the size only
-   * grows with the options, never shrinks with n. */
+  /* The ticket's 64 bytes, target_blocks partials and one slot for a bare host result,
+   * whatever n: the size only grows with the options, never shrinks with n. */
   const size_t size = akx__acc_size(acc, user);
   const akx__tuning t = tuning_for(ctx, size, opts);
-  return AKX__ROUND_UP(((size_t)t.target_blocks + 1) * size, 256);
+  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t.target_blocks + 1) * size, 256);
+}
+
+/* Launches the plan: in one launch when the ticket is 0 (include/akx/reduce_whole.cuh), and
+ * notes when the call left it at 0 (one block never touches it; pass 2 puts it back). */
+static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
+  AKX_TRY(ctx->be->reduce_whole(ctx, p));
+  if (p->one_launch || p->blocks > 1 || p->src.n == 0) akx__workspace_ticket_done(ctx);
+  return AKX_SUCCESS;
 }
 
 /* Pass 1's 16-byte vectors of a contiguous source aligned to its element (the kernel,
@@ -135,23 +147,24 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
-  AKX_TRY(akx__workspace(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws));
-  p.partials = ws;
-  void *slot = (char *)ws + (size_t)p.blocks * acc_size;
+  AKX_TRY(akx__workspace_ticket(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws, &p.one_launch));
+  p.ticket = ws;
+  p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
+  void *slot = (char *)p.partials + (size_t)p.blocks * acc_size;
   if (host_result && user) {
     /* The host cannot run a user op's combine: the device finishes into the slot (with the
      * previous value there for fold) and the user's accumulator comes back as it is. */
     p.finish.dst = slot;
     if (p.finish.fold)
       AKX_TRY(ctx->be->memcpy(ctx, slot, host_result, user->info.acc_size, AKX_COPY_HOST_TO_DEVICE));
-    AKX_TRY(ctx->be->reduce_whole(ctx, &p));
+    AKX_TRY(launch(ctx, &p));
     return ctx->be->memcpy(ctx, host_result, slot, user->info.acc_size, AKX_COPY_DEVICE_TO_HOST);
   }
   if (host_result) {
     p.finish.bare = 1;
     p.finish.dst = slot;
   }
-  AKX_TRY(ctx->be->reduce_whole(ctx, &p));
+  AKX_TRY(launch(ctx, &p));
   if (!host_result) return AKX_SUCCESS;
   _Alignas(16) unsigned char bare[16];
   AKX_TRY(ctx->be->memcpy(ctx, bare, slot, acc_size, AKX_COPY_DEVICE_TO_HOST));

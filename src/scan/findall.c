@@ -69,8 +69,14 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     /* Kernels compiled at run time (CUDA under AKX_KERNELS=runtime) before the workspace changes. */
     AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
                                  AKX_MAP_IDENTITY));
-    AKX_TRY(akx__workspace(ctx, akx__lookback_bytes(p.tiles, 8), &p.status));
+    akx__lookback_call call;
+    AKX_TRY(akx__workspace_lookback(ctx, akx__lookback_bytes(p.tiles, 8), p.tiles, &call));
+    p.status = call.status;
+    p.epoch = call.epoch;
+    p.reset_status = call.reset;
+    p.status_slots = call.slots;
     AKX_TRY(ctx->be->findall(ctx, &p));
+    akx__workspace_lookback_done(ctx, &call);
     /* include/akx/lookback.cuh's header: the count at byte 16. */
     AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,
                             AKX_COPY_DEVICE_TO_HOST));

@@ -213,7 +213,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
 
 size_t akx__lookback_bytes(int64_t tiles, size_t node) {
   /* include/akx/lookback.cuh: a 64-byte header, a flag per tile, a node per tile (16-aligned). */
-  return AKX__ROUND_UP(64 + (size_t)tiles * 4, 16) + (size_t)tiles * node;
+  return AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16) + (size_t)tiles * node;
 }
 
 static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
@@ -224,8 +224,20 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, p.op, AKX_MAP_IDENTITY));
-  if (ws_bytes) AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
-  return ctx->be->scan(ctx, &p);
+  const int tiled = p.shape != AKX__SCAN_COLUMNS;
+  akx__lookback_call call;
+  if (tiled) {
+    AKX_TRY(akx__workspace_lookback(ctx, ws_bytes, p.tiles, &call));
+    p.status = call.status;
+    p.epoch = call.epoch;
+    p.reset_status = call.reset;
+    p.status_slots = call.slots;
+  } else if (ws_bytes) {
+    AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
+  }
+  AKX_TRY(ctx->be->scan(ctx, &p));
+  if (tiled) akx__workspace_lookback_done(ctx, &call);
+  return AKX_SUCCESS;
 }
 
 akx_status akx_scan(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_op op,

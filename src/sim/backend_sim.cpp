@@ -233,6 +233,15 @@ extern "C" akx_status akx__sim_set_capturing(akx_context *ctx, int capturing) {
   return AKX_SUCCESS;
 }
 
+extern "C" akx_status akx__sim_interrupt_after(akx_context *ctx, uint64_t blocks) {
+  if (ctx == nullptr || ctx->be != &akx__backend_sim)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "akx__sim_interrupt_after: ctx is %s, not a sim context",
+                     ctx == nullptr ? "NULL" : "a CUDA context");
+  akx::sim::runtime_of(ctx).interrupt_after = blocks;
+  return AKX_SUCCESS;
+}
+
 extern "C" const akx__backend akx__backend_sim = {
     AKX_BACKEND_SIM,
     akx::sim::sim_open,

@@ -295,6 +295,12 @@ uint64_t warp_collective(collective_kind kind, int op, uint32_t mask, uint64_t v
     blk.active = false;
     ++rt.finished;
     rt.slot_freed = true;
+    if (rt.interrupt_after != 0 && rt.finished == rt.interrupt_after) {
+      rt.interrupt_after = 0;
+      record_failure(rt, th, "interrupted", site::current(),
+                     "a test interrupted the launch after %llu blocks ended (akx__sim_interrupt_after)",
+                     (unsigned long long)rt.finished);
+    }
   }
   switch_to_next(rt, &th.fib);
   __builtin_unreachable();  // a returned thread is never resumed

@@ -185,6 +185,8 @@ struct runtime {
   uint64_t rng = 0;
   uint32_t resident_cap = 0;    // AKX_SIM_RESIDENT (blocks resident at once, at most)
   bool capturing = false;       // the context's "stream" captures a graph (akx__sim_set_capturing)
+  uint64_t interrupt_after = 0; // the next launch fails when this many blocks ended (a test's
+                                // interrupted call: akx__sim_interrupt_after); 0: never
 
   // Device memory: akx_malloc allocations, by start address. The last two hits are cached
   // (a kernel mostly alternates between its source and its destination).

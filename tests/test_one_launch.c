@@ -1,0 +1,437 @@
+/* Calls in one launch (docs/scan_tiles.md and docs/reduce_whole.md, "One launch per call"),
+ * counted by the sim, every value checked against a host reference:
+ *  - a tile scan and a findall are one launch once the workspace holds their status (findall:
+ *    plus the copy of its count, which is no launch), whatever the size below the last one;
+ *  - a whole-array reduction over several blocks is one launch once its ticket is known to be
+ *    0, and its result is bitwise the result of the two-launch path (the workspace's first
+ *    call), on every dtype, over 1, 2 and many blocks, contiguous and strided;
+ *  - calls of every family back to back on one workspace, in a random order and of random
+ *    sizes, stay right (the file's random-schedule copy runs them under a shuffled schedule);
+ *    so do calls after a refused one, after an interrupted launch, and across the wrap of the
+ *    look-back's 32-bit epoch (AKX_LOOKBACK_EPOCH starts it near the wrap);
+ *  - a call captured in a graph (replayed later with its own epoch) resets its status. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "akx_sim.h"
+#include "fixture.h"
+#include "internal.h" /* akx__sim_interrupt_after */
+
+static akx_context *ctx;
+static void setup(void) { ctx = tfx_open(); }
+static void teardown(void) {
+  unsetenv("AKX_LOOKBACK_EPOCH");
+  tfx_close(ctx);
+}
+TestSuite(one_launch, .init = setup, .fini = teardown, .timeout = 280);
+
+static uint64_t launches_since(void) {
+  akx_sim_kernel_counters total;
+  int32_t count = 0;
+  cr_assert_eq(akx_sim_counters_get(ctx, &total, NULL, 0, &count), AKX_SUCCESS, "%s", akx_last_error());
+  return total.launches;
+}
+static void counters_reset(void) { cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS); }
+
+/* ---- the calls, each checked ------------------------------------------------------------------ */
+
+/* Small integers in float32, zeros among them: every sum and prefix is exact in any order. */
+static float *small_floats(int64_t n, uint64_t seed) {
+  float *h = tfx_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+  for (int64_t i = 0; i < n; ++i) h[i] = (float)((int)(ref_rand(seed, (uint64_t)i) % 7) - 3);
+  return h;
+}
+
+/* A float32 sum scan of rows x cols (C order) along dim 0 (the columns shape) or 1 (slices);
+ * returns the call's status, checks every output when it succeeded. */
+static akx_status scan_checked(int64_t rows, int64_t cols, int32_t dim, uint64_t seed) {
+  const int64_t n = rows * cols;
+  float *h = small_floats(n, seed);
+  float *src = tfx_upload(ctx, h, (size_t)n * sizeof(float));
+  float *dst = tfx_alloc(ctx, (size_t)n * sizeof(float));
+  const int64_t shape[2] = {rows, cols};
+  akx_array s = akx_array_c(src, AKX_FLOAT32, 2, shape), d = akx_array_c(dst, AKX_FLOAT32, 2, shape);
+  const akx_status st = akx_scan(ctx, &d, &s, AKX_OP_ADD, dim, NULL);
+  if (st == AKX_SUCCESS) {
+    float *got = tfx_xmalloc((size_t)n * sizeof(float));
+    tfx_to_host(ctx, got, dst, (size_t)n * sizeof(float));
+    const int64_t lines = dim == 1 ? rows : cols, len = dim == 1 ? cols : rows;
+    for (int64_t a = 0; a < lines; ++a) {
+      double ref = 0;
+      for (int64_t b = 0; b < len; ++b) {
+        const int64_t at = dim == 1 ? a * cols + b : b * cols + a;
+        ref += h[at];
+        if ((double)got[at] != ref)
+          cr_assert_fail("scan %lldx%lld dim %d: element %lld is %g, expected %g", (long long)rows, (long long)cols,
+                         (int)dim, (long long)at, (double)got[at], ref);
+      }
+    }
+    free(got);
+  }
+  free(h);
+  tfx_free(ctx, src);
+  tfx_free(ctx, dst);
+  return st;
+}
+
+/* A whole float32 scan of n elements (one row: the whole-array shape). */
+static akx_status scan_vector_checked(int64_t n, uint64_t seed) { return scan_checked(1, n, 1, seed); }
+
+static akx_status findall_checked(int64_t n, uint64_t seed) {
+  float *h = small_floats(n, seed);
+  float *src = tfx_upload(ctx, h, (size_t)n * sizeof(float));
+  int64_t *idx = tfx_alloc(ctx, (size_t)n * sizeof(int64_t));
+  akx_array s = akx_vector(src, AKX_FLOAT32, n), ix = akx_vector(idx, AKX_INT64, n);
+  int64_t count = -1;
+  const akx_status st = akx_findall(ctx, &s, &ix, &count);
+  if (st == AKX_SUCCESS) {
+    int64_t *got = tfx_xmalloc((size_t)n * sizeof(int64_t));
+    tfx_to_host(ctx, got, idx, (size_t)n * sizeof(int64_t));
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (h[i] != 0.0f) {
+        if (k >= count || got[k] != i)
+          cr_assert_fail("findall of %lld: position %lld is %lld, expected %lld", (long long)n, (long long)k,
+                         k < count ? (long long)got[k] : -1ll, (long long)i);
+        ++k;
+      }
+    cr_assert_eq(count, k, "findall of %lld: count %lld, expected %lld", (long long)n, (long long)count, (long long)k);
+    free(got);
+  }
+  free(h);
+  tfx_free(ctx, src);
+  tfx_free(ctx, idx);
+  return st;
+}
+
+/* A float32 sum of n elements (every `stride`-th of a parent) into host or device memory. */
+static akx_status sum_checked(int64_t n, int64_t stride, akx_where where, uint64_t seed) {
+  float *h = small_floats(n * stride, seed);
+  float *src = tfx_upload(ctx, h, (size_t)(n * stride) * sizeof(float));
+  akx_array s = akx_vector(src, AKX_FLOAT32, n);
+  s.strides[0] = stride;
+  float r = -1.0f, *dr = where == AKX_DEVICE ? tfx_alloc(ctx, sizeof(float)) : NULL;
+  const akx_status st = akx_mapreduce(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, dr ? (void *)dr : &r, where);
+  if (st == AKX_SUCCESS) {
+    if (dr) tfx_to_host(ctx, &r, dr, sizeof r);
+    double ref = 0;
+    for (int64_t i = 0; i < n; ++i) ref += h[i * stride];
+    cr_assert_eq((double)r, ref, "sum of %lld (stride %lld): %g, expected %g", (long long)n, (long long)stride,
+                 (double)r, ref);
+  }
+  if (dr) tfx_free(ctx, dr);
+  free(h);
+  tfx_free(ctx, src);
+  return st;
+}
+
+/* Sums over the rows of rows x cols (dst 1 x cols): reduce_dims' own kernels and workspace. */
+static akx_status column_sums_checked(int64_t rows, int64_t cols, uint64_t seed) {
+  float *h = small_floats(rows * cols, seed);
+  float *src = tfx_upload(ctx, h, (size_t)(rows * cols) * sizeof(float));
+  float *dst = tfx_alloc(ctx, (size_t)cols * sizeof(float));
+  const int64_t sshape[2] = {rows, cols}, dshape[2] = {1, cols};
+  akx_array s = akx_array_c(src, AKX_FLOAT32, 2, sshape), d = akx_array_c(dst, AKX_FLOAT32, 2, dshape);
+  const akx_status st = akx_reduce_dims(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL);
+  if (st == AKX_SUCCESS) {
+    float *got = tfx_xmalloc((size_t)cols * sizeof(float));
+    tfx_to_host(ctx, got, dst, (size_t)cols * sizeof(float));
+    for (int64_t c = 0; c < cols; ++c) {
+      double ref = 0;
+      for (int64_t r = 0; r < rows; ++r) ref += h[r * cols + c];
+      cr_assert_eq((double)got[c], ref, "column sums %lldx%lld: column %lld is %g, expected %g", (long long)rows,
+                   (long long)cols, (long long)c, (double)got[c], ref);
+    }
+    free(got);
+  }
+  free(h);
+  tfx_free(ctx, src);
+  tfx_free(ctx, dst);
+  return st;
+}
+
+/* ---- launch counts ----------------------------------------------------------------------------- */
+
+Test(one_launch, scans_and_findall_are_one_launch_once_the_status_is_known) {
+  /* The workspace's first call resets the status (a second launch); then one launch each,
+   * at the same size and below it. 10^4 and 10^5 elements: several tiles. */
+  const int64_t sizes[] = {100000, 100000, 10000, 99999, 1, 100000};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+    counters_reset();
+    cr_assert_eq(scan_vector_checked(sizes[i], 7 + i), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), i == 0 ? 2u : 1u, "scan %zu of %lld: %llu launches", i, (long long)sizes[i],
+                 (unsigned long long)launches_since());
+  }
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+    counters_reset();
+    cr_assert_eq(findall_checked(sizes[i], 70 + i), AKX_SUCCESS, "%s", akx_last_error());
+    /* The first may take more tiles than the scans (8-byte partials): a reset then. */
+    if (i == 0) cr_expect_leq(launches_since(), 2u, "findall of %lld: %llu launches", (long long)sizes[i],
+                              (unsigned long long)launches_since());
+    else cr_expect_eq(launches_since(), 1u, "findall %zu of %lld: %llu launches", i, (long long)sizes[i],
+                      (unsigned long long)launches_since());
+  }
+  /* Slices of one workspace's status too. */
+  for (int i = 0; i < 3; ++i) {
+    counters_reset();
+    cr_assert_eq(scan_checked(37, 2000, 1, 100 + i), AKX_SUCCESS, "%s", akx_last_error());
+    if (i == 0) cr_expect_leq(launches_since(), 2u, "slices scan: %llu launches", (unsigned long long)launches_since());
+    else cr_expect_eq(launches_since(), 1u, "slices scan %d: %llu launches", i, (unsigned long long)launches_since());
+  }
+  /* A larger call than the status knows resets it once, then is one launch again. */
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(300000, 5), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 2u, "a larger scan: %llu launches", (unsigned long long)launches_since());
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(300000, 6), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 1u, "the larger scan again: %llu launches", (unsigned long long)launches_since());
+}
+
+Test(one_launch, whole_array_reduction_is_one_launch_once_its_ticket_is_known) {
+  /* 10^4..10^6 float32: several blocks (h200 row: tiles of 4096, at most 528 blocks). */
+  const int64_t sizes[] = {1000000, 1000000, 10000, 100000, 100, 1000000};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+    counters_reset();
+    cr_assert_eq(sum_checked(sizes[i], 1, i % 2 ? AKX_DEVICE : AKX_HOST, 30 + i), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), i == 0 ? 2u : 1u, "sum %zu of %lld: %llu launches", i, (long long)sizes[i],
+                 (unsigned long long)launches_since());
+  }
+  /* After a scan (the same ticket word, put back to 0 by its last tile): still one. */
+  cr_assert_eq(scan_vector_checked(50000, 3), AKX_SUCCESS, "%s", akx_last_error());
+  counters_reset();
+  cr_assert_eq(sum_checked(100000, 1, AKX_HOST, 4), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 1u, "a sum after a scan: %llu launches", (unsigned long long)launches_since());
+  /* A strided source takes the general first pass, with the same finish. */
+  counters_reset();
+  cr_assert_eq(sum_checked(30000, 3, AKX_HOST, 5), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 1u, "a strided sum: %llu launches", (unsigned long long)launches_since());
+}
+
+/* ---- bitwise: one launch against two ------------------------------------------------------------ */
+
+/* Reduces `view` (over the device copy of `parent`) into an accumulator on the device; the
+ * launches it took in *launches. */
+static void reduce_bits(const akx_array *view, akx_dtype acc, const akx_reduce_opts *o, void *bits, uint64_t *launches) {
+  void *dr = tfx_alloc(ctx, 16);
+  counters_reset();
+  cr_assert_eq(akx_mapreduce(ctx, view, AKX_MAP_IDENTITY, AKX_OP_ADD, o, dr, AKX_DEVICE), AKX_SUCCESS, "%s",
+               akx_last_error());
+  *launches = launches_since();
+  memset(bits, 0, 16);
+  tfx_to_host(ctx, bits, dr, ref_size(acc));
+  tfx_free(ctx, dr);
+}
+
+Test(one_launch, one_launch_reduction_is_bitwise_the_two_launch_one) {
+  /* Blocks of 64 threads, 4 items each, at most 8 blocks: tiles of 64 x (4, rounded to whole
+   * 16-byte vectors) elements contiguous, 256 strided. Sizes: one tile (one block: one launch
+   * either way), one more element (2 blocks), 20 tiles and 3 (8 blocks, each over several). */
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.block_size = 64;
+  o.items_per_thread = 4;
+  o.target_blocks = 8;
+  int compared = 0;
+  for (int t = 0; t < AKX_DTYPE_COUNT; ++t) {
+    const akx_dtype dt = (akx_dtype)t;
+    const akx_dtype acc = ref_resolve_acc(dt, AKX_MAP_IDENTITY, AKX_OP_ADD, AKX_DTYPE_AUTO);
+    if (acc == REF_UNSUPPORTED) continue;
+    const int64_t size = (int64_t)ref_size(dt), vec = 16 / size;
+    for (int strided = 0; strided < 2; ++strided) {
+      const int64_t tile = 64 * (strided ? 4 : (4 > vec ? 4 / vec * vec : vec));
+      const int64_t ns[] = {tile, tile + 1, 20 * tile + 3};
+      for (int k = 0; k < 3; ++k) {
+        const int64_t n = ns[k], step = strided ? 2 : 1;
+        unsigned char *h = tfx_xmalloc((size_t)(n * step) * (size_t)size);
+        /* Floats of any magnitude: sums round, so another tree would give other bits. */
+        ref_fill(h, dt, n * step, AKX_MAP_IDENTITY, AKX_OP_ADD, acc, n, 11 + (uint64_t)k, REF_FILL_ROUGH);
+        void *src = tfx_upload(ctx, h, (size_t)(n * step) * (size_t)size);
+        akx_array view = akx_vector(src, dt, n), hview = ref_vector(h, dt, n);
+        view.strides[0] = hview.strides[0] = step;
+        /* A workspace the context has just allocated may hold anything at the ticket: the
+         * two-launch path, which puts the ticket to 0; then the one-launch path. */
+        cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
+        unsigned char two[16], one[16];
+        uint64_t l2 = 0, l1 = 0;
+        reduce_bits(&view, acc, &o, two, &l2);
+        reduce_bits(&view, acc, &o, one, &l1);
+        char what[96];
+        snprintf(what, sizeof what, "%s, %lld elements%s", ref_name(dt), (long long)n, strided ? " (stride 2)" : "");
+        cr_expect_eq(l1, 1u, "%s: the second call took %llu launches", what, (unsigned long long)l1);
+        cr_expect_eq(l2, k == 0 ? 1u : 2u, "%s: the first call took %llu launches", what, (unsigned long long)l2);
+        cr_expect(memcmp(one, two, ref_size(acc)) == 0, "%s: one launch and two give different bits", what);
+        const ref_expect e = ref_mapreduce(&hview, AKX_MAP_IDENTITY, AKX_OP_ADD, acc, NULL, NULL);
+        char msg[512];
+        cr_expect(ref_check(one, &e, msg, sizeof msg), "%s: %s", what, msg);
+        compared += k > 0;
+        free(h);
+        tfx_free(ctx, src);
+      }
+    }
+  }
+  cr_expect_gt(compared, 20, "only %d one-launch results compared", compared);
+}
+
+/* ---- back to back on one workspace ----------------------------------------------------------- */
+
+Test(one_launch, hundred_calls_of_every_family_back_to_back, .timeout = 560) {
+  uint64_t seed = 12345;
+  int prev = -1;
+  int64_t prev_n = 0;
+  for (int call = 0; call < 100; ++call) {
+    /* A third of the calls repeat the last one (same family and size): then one launch. */
+    const uint64_t r = ref_rand(seed, (uint64_t)call);
+    const int repeat = prev >= 0 && r % 3 == 0;
+    const int family = repeat ? prev : (int)((r >> 8) % 7);
+    const int64_t n = repeat ? prev_n : 1 + (int64_t)((r >> 16) % 40000);
+    counters_reset();
+    akx_status s = AKX_SUCCESS;
+    switch (family) {
+      case 0: s = scan_vector_checked(n, r); break;                 /* whole-array scan */
+      case 1: s = scan_checked(1 + n % 37, 1 + n / 40, 1, r); break; /* slices */
+      case 2: s = scan_checked(1 + n / 100, 1 + n % 50, 0, r); break; /* columns: its own workspace */
+      case 3: s = findall_checked(n, r); break;
+      case 4: s = sum_checked(n, 1, (r >> 40) % 2 ? AKX_DEVICE : AKX_HOST, r); break;
+      case 5: s = sum_checked(1 + n / 3, 3, AKX_HOST, r); break;      /* strided sum */
+      case 6: s = column_sums_checked(1 + n / 64, 1 + n % 64, r); break; /* reduce_dims */
+    }
+    cr_assert_eq(s, AKX_SUCCESS, "call %d (family %d, %lld): %s", call, family, (long long)n, akx_last_error());
+    const uint64_t l = launches_since();
+    if (family == 0 || family == 1 || family == 3 || family == 4 || family == 5) {
+      cr_expect_leq(l, 2u, "call %d (family %d, %lld): %llu launches", call, family, (long long)n, (unsigned long long)l);
+      if (repeat)
+        cr_expect_eq(l, 1u, "call %d repeats the last (family %d, %lld): %llu launches", call, family, (long long)n,
+                     (unsigned long long)l);
+    }
+    prev = family;
+    prev_n = n;
+  }
+}
+
+Test(one_launch, epoch_wraps_around) {
+  /* The epoch before the first call: 2^32 - 3. Calls take 2^32 - 2 (the new workspace: a
+   * reset), 2^32 - 1, then the wrap (a reset: the flags hold every epoch since the last one;
+   * 0 is the reset's own), 1 and 2 after it. */
+  tfx_close(ctx);
+  setenv("AKX_LOOKBACK_EPOCH", "4294967293", 1);
+  ctx = tfx_open();
+  const uint64_t expected[] = {2, 1, 2, 1, 1};
+  for (int i = 0; i < 5; ++i) {
+    counters_reset();
+    cr_assert_eq(scan_vector_checked(20000 - 1000 * i, 40 + i), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), expected[i], "call %d: %llu launches, expected %llu", i,
+                 (unsigned long long)launches_since(), (unsigned long long)expected[i]);
+  }
+  unsetenv("AKX_LOOKBACK_EPOCH");
+  setenv("AKX_LOOKBACK_EPOCH", "-1", 1);
+  akx_context *bad = NULL;
+  cr_expect_eq(akx_context_create(&bad, AKX_BACKEND_SIM, 0), AKX_ERROR_INVALID_ARGUMENT, "a negative epoch");
+  cr_expect(strstr(akx_last_error(), "AKX_LOOKBACK_EPOCH") != NULL, "%s", akx_last_error());
+}
+
+Test(one_launch, right_after_a_refused_call) {
+  cr_assert_eq(scan_vector_checked(50000, 1), AKX_SUCCESS, "%s", akx_last_error());
+  /* Refused before anything runs: a dst of another shape. */
+  float *a = tfx_alloc(ctx, 100 * sizeof(float));
+  akx_array s = akx_vector(a, AKX_FLOAT32, 100), d = akx_vector(a, AKX_FLOAT32, 99);
+  cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_ERROR_INVALID_ARGUMENT);
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(50000, 2), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 1u, "%llu launches", (unsigned long long)launches_since());
+  /* Refused for its workspace: a caller's buffer too small, then one large enough (the
+   * caller's bytes: a reset first). */
+  void *small = tfx_alloc(ctx, 64), *big = tfx_alloc(ctx, 1 << 20);
+  cr_assert_eq(akx_context_set_workspace(ctx, small, 64), AKX_SUCCESS);
+  cr_assert_eq(scan_vector_checked(50000, 3), AKX_ERROR_WORKSPACE_TOO_SMALL);
+  cr_assert_eq(akx_context_set_workspace(ctx, big, 1 << 20), AKX_SUCCESS);
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(50000, 4), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 2u, "a caller's new buffer: %llu launches", (unsigned long long)launches_since());
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(40000, 5), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 1u, "%llu launches", (unsigned long long)launches_since());
+  cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS);
+  tfx_free(ctx, small);
+  tfx_free(ctx, big);
+  tfx_free(ctx, a);
+}
+
+Test(one_launch, right_after_an_interrupted_call) {
+  /* Interrupted after 3 blocks: the ticket past 0, some flags of the call's epoch, nodes
+   * half written; a whole-array reduction's ticket past 0. The next call resets and is right. */
+  for (int family = 0; family < 3; ++family) {
+    akx_status s = AKX_SUCCESS;
+    for (int round = 0; round < 2; ++round) {
+      s = family == 0 ? scan_vector_checked(100000, 9) : family == 1 ? findall_checked(100000, 9)
+                                                                      : sum_checked(1000000, 1, AKX_HOST, 9);
+      cr_assert_eq(s, AKX_SUCCESS, "family %d: %s", family, akx_last_error());
+    }
+    cr_assert_eq(akx__sim_interrupt_after(ctx, 3), AKX_SUCCESS);
+    s = family == 0 ? scan_vector_checked(100000, 10) : family == 1 ? findall_checked(100000, 10)
+                                                                     : sum_checked(1000000, 1, AKX_HOST, 10);
+    cr_assert_eq(s, AKX_ERROR_SIM_CHECK, "family %d: %s", family, akx_last_error());
+    cr_expect(strstr(akx_last_error(), "interrupted") != NULL, "%s", akx_last_error());
+    counters_reset();
+    s = family == 0 ? scan_vector_checked(100000, 11) : family == 1 ? findall_checked(100000, 11)
+                                                                     : sum_checked(1000000, 1, AKX_HOST, 11);
+    cr_assert_eq(s, AKX_SUCCESS, "family %d after the interruption: %s", family, akx_last_error());
+    cr_expect_eq(launches_since(), 2u, "family %d after the interruption: %llu launches", family,
+                 (unsigned long long)launches_since());
+  }
+}
+
+Test(one_launch, a_call_captured_in_a_graph_resets_its_status_at_every_replay) {
+  /* A graph replays a captured call with the epoch it was captured with, and writes the
+   * workspace between the context's later calls: a captured scan takes its reset with it, a
+   * captured reduction the two-launch path, and the buffer is never trusted again (one launch
+   * again on a new buffer). The sim runs captured launches at once: values are checked after
+   * the capture (copies are refused during it). */
+  const int64_t n = 100000;
+  float *h = small_floats(n, 60);
+  float *src = tfx_upload(ctx, h, (size_t)n * sizeof(float));
+  float *dst = tfx_alloc(ctx, (size_t)n * sizeof(float)), *sum = tfx_alloc(ctx, sizeof(float));
+  akx_array s = akx_vector(src, AKX_FLOAT32, n), d = akx_vector(dst, AKX_FLOAT32, n);
+  for (int i = 0; i < 2; ++i) {
+    cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+    cr_assert_eq(akx_mapreduce(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, sum, AKX_DEVICE), AKX_SUCCESS, "%s",
+                 akx_last_error());
+  }
+  tfx_free(ctx, dst);
+  dst = tfx_alloc(ctx, (size_t)n * sizeof(float)); /* the captured scan's output only */
+  d = akx_vector(dst, AKX_FLOAT32, n);
+  cr_assert_eq(akx__sim_set_capturing(ctx, 1), AKX_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    counters_reset();
+    cr_assert_eq(akx_scan(ctx, &d, &s, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), 2u, "a captured scan: %llu launches", (unsigned long long)launches_since());
+    counters_reset();
+    cr_assert_eq(akx_mapreduce(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, sum, AKX_DEVICE), AKX_SUCCESS, "%s",
+                 akx_last_error());
+    cr_expect_eq(launches_since(), 2u, "a captured sum: %llu launches", (unsigned long long)launches_since());
+  }
+  cr_assert_eq(akx__sim_set_capturing(ctx, 0), AKX_SUCCESS);
+  float *got = tfx_xmalloc((size_t)n * sizeof(float)), r = 0;
+  tfx_to_host(ctx, got, dst, (size_t)n * sizeof(float));
+  tfx_to_host(ctx, &r, sum, sizeof r);
+  double ref = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ref += h[i];
+    if ((double)got[i] != ref) cr_assert_fail("captured scan: element %lld is %g, expected %g", (long long)i, (double)got[i], ref);
+  }
+  cr_expect_eq((double)r, ref, "captured sum: %g, expected %g", (double)r, ref);
+  free(got);
+  free(h);
+  tfx_free(ctx, src);
+  tfx_free(ctx, dst);
+  tfx_free(ctx, sum);
+  counters_reset();
+  cr_assert_eq(scan_vector_checked(n, 64), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect_eq(launches_since(), 2u, "a scan on a graph's buffer: %llu launches", (unsigned long long)launches_since());
+  cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    counters_reset();
+    cr_assert_eq(scan_vector_checked(n, 65 + i), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), i ? 1u : 2u, "a scan on a new buffer: %llu launches",
+                 (unsigned long long)launches_since());
+  }
+}
