@@ -44,8 +44,9 @@ Test(kernel_resources, launches_take_their_instances_figures) {
   cr_expect_eq(c.registers, t->registers);
   cr_expect_eq(c.static_smem, t->static_smem);
   cr_expect_str_eq(c.name, "reduce_dims_columns");
-  // Static shared memory as the kernel declares it: 32 partials of the block reduction.
-  cr_expect_eq(r->static_smem, 32 * (int)sizeof(float));
+  // Static shared memory as the kernel declares it: 32 partials of the block reduction and the
+  // int that tells the block it was the last to finish (include/akx/reduce_whole.cuh).
+  cr_expect_eq(r->static_smem, 32 * (int)sizeof(float) + (int)sizeof(int));
 }
 
 Test(kernel_resources, kernels_without_a_row_keep_their_declaration) {
