@@ -117,6 +117,10 @@ struct akx__backend {
                     void *arg);
 };
 
+/* The architecture a CUDA context's kernels are compiled for, 10 * major + minor (90 for
+ * sm_90): NVRTC's target and a key of every run-time unit. */
+static inline int akx__context_arch(const akx_context *ctx) { return ctx->info.cc_major * 10 + ctx->info.cc_minor; }
+
 extern const akx__backend akx__backend_sim;
 /* A sim context's akx_malloc block holding byte p: 1 and its start and size, else 0. For the
  * sentence of a range that starts inside a block and runs past its end. */

@@ -26,6 +26,23 @@ static akx_status pick(const char *var, const char *const *names, const int32_t 
   return AKX_SUCCESS;
 }
 
+/* A whole number in [lo, hi] from var, else unset; `what` names it in the sentence ("a number
+ * of splits"). A sign is refused before strtoull, which would wrap "-1". */
+static akx_status number(const char *var, unsigned long long lo, unsigned long long hi, const char *what,
+                         unsigned long long unset, unsigned long long *out) {
+  const char *v = getenv(var);
+  *out = unset;
+  if (!v || !*v) return AKX_SUCCESS;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long n = strtoull(v, &end, 10);
+  if (errno || *end || strchr(v, '-') || n < lo || n > hi)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s=\"%s\" is not understood: use %s from %llu to %llu", var, v,
+                     what, lo, hi);
+  *out = n;
+  return AKX_SUCCESS;
+}
+
 akx_status akx__read_settings(akx__settings *s) {
   static const char *const layouts[] = {"conflict_free", "dense", "odd_stride"};
   static const int32_t layout_values[] = {AKX__SCAN_LAYOUT_CONFLICT_FREE, AKX__SCAN_LAYOUT_DENSE,
@@ -46,32 +63,13 @@ akx_status akx__read_settings(akx__settings *s) {
   static const int32_t kernel_values[] = {AKX__KERNELS_PREBUILT, AKX__KERNELS_RUNTIME};
   AKX_TRY(pick("AKX_KERNELS", kernels, kernel_values, 2, "prebuilt or runtime", AKX__KERNELS_PREBUILT,
                &s->kernels));
-  s->dims_splits = 0;
-  const char *v = getenv("AKX_REDUCE_DIMS_SPLITS");
-  if (v && *v) {
-    char *end = NULL;
-    errno = 0;
-    const long n = strtol(v, &end, 10);
-    if (errno || *end || n < 1 || n > 65535)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "AKX_REDUCE_DIMS_SPLITS=\"%s\" is not understood: use a number of splits "
-                       "from 1 to 65535", v);
-    s->dims_splits = (int32_t)n;
-  }
+  unsigned long long n;
+  AKX_TRY(number("AKX_REDUCE_DIMS_SPLITS", 1, 65535, "a number of splits", 0, &n));
+  s->dims_splits = (int32_t)n;
   /* The look-back epoch a context starts from (include/akx/lookback.cuh): tests start it near
    * the wrap of its 32 bits. */
-  s->lookback_epoch = 0;
-  v = getenv("AKX_LOOKBACK_EPOCH");
-  if (v && *v) {
-    char *end = NULL;
-    errno = 0;
-    const unsigned long long e = strtoull(v, &end, 10);
-    if (errno || *end || v[0] == '-' || e > UINT32_MAX)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "AKX_LOOKBACK_EPOCH=\"%s\" is not understood: use a number from 0 to "
-                       "4294967295", v);
-    s->lookback_epoch = (uint32_t)e;
-  }
+  AKX_TRY(number("AKX_LOOKBACK_EPOCH", 0, UINT32_MAX, "a number", 0, &n));
+  s->lookback_epoch = (uint32_t)n;
   return AKX_SUCCESS;
 }
 

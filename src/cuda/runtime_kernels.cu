@@ -132,7 +132,7 @@ akx_status load(void *, const void *bytes, size_t size, void **handle) {
 
 akx_status module_for(const akx_context *ctx, const akx__instance &in, const cuda_module **out) {
   AKX_TRY(akx__nvrtc_available());
-  const int arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+  const int arch = akx__context_arch(ctx);
   akx__jit_key key;
   AKX_TRY(akx__nvrtc_unit_key("cuda module", arch, (int)(sizeof unit_options / sizeof unit_options[0]), unit_options,
                               in.source, &key));
@@ -270,7 +270,7 @@ struct findall_handles : handles {
 // run-time entries after its first use, so that a launch neither generates nor hashes its unit.
 akx_status module_of(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
                      const cuda_module **m) {
-  const int32_t arch = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+  const int32_t arch = akx__context_arch(ctx);
   const akx__entry_key key = akx__builtin_entry_key(arch, family, src, dst, acc, op);
   if ((*m = static_cast<const cuda_module *>(akx__entry_find(&key)))) return AKX_SUCCESS;
   akx__instance in;

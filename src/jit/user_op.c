@@ -9,13 +9,11 @@
  * rather than every call to it. */
 #include "user_op.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-#include "builtin_instance.h"
 #include "cache.h"
 #include "compile_log.h"
 #include "embedded.h"
@@ -231,7 +229,7 @@ static akx_status cuda_layout(const akx_context *ctx, const akx_user_op_desc *d,
           "template <size_t A, size_t B, size_t C, size_t D, size_t E> __global__ void akx_layout_probe() {}\n");
   char *text = NULL;
   AKX_TRY(done(&b, &text));
-  const probe_job job = {text, ctx->info.cc_major * 10 + ctx->info.cc_minor};
+  const probe_job job = {text, akx__context_arch(ctx)};
   akx__jit_key key;
   akx_status s = akx__nvrtc_unit_key("cuda layout probe", job.arch,
                                      (int)(sizeof probe_options / sizeof probe_options[0]), probe_options, text, &key);
