@@ -125,7 +125,7 @@ ParameterizedTestParameters(nvrtc_families, cubin_and_ptx) {
   return cr_make_param_array(combination, combinations, sizeof combinations / sizeof combinations[0]);
 }
 
-ParameterizedTest(combination *c, nvrtc_families, cubin_and_ptx, .timeout = 240) {
+ParameterizedTest(combination *c, nvrtc_families, cubin_and_ptx, .timeout = 600) {
   require_nvrtc();
   akx__instance in;
   cr_assert_eq(akx__instance_generate(&c->key, &in), AKX_SUCCESS, "%s", akx_last_error());
@@ -192,7 +192,7 @@ Test(nvrtc_families, lowered_names_are_nvccs) {
 
 /* Without NDEBUG (the debug preset's kernels) every poll loop is bounded: printf, then trap
  * (include/akx/device.cuh, poll_bound). NVRTC has printf built in; the PTX shows both. */
-Test(nvrtc_families, debug_polls_compile, .timeout = 120) {
+Test(nvrtc_families, debug_polls_compile, .timeout = 600) {
   require_nvrtc();
   akx__instance_key k = {AKX__FAMILY_SCAN, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD};
   akx__instance in;

@@ -24,7 +24,7 @@ static void teardown(void) {
   unsetenv("AKX_LOOKBACK_EPOCH");
   tfx_close(ctx);
 }
-TestSuite(one_launch, .init = setup, .fini = teardown, .timeout = 280);
+TestSuite(one_launch, .init = setup, .fini = teardown, .timeout = 560);
 
 static uint64_t launches_since(void) {
   akx_sim_kernel_counters total;
@@ -274,7 +274,7 @@ Test(one_launch, one_launch_reduction_is_bitwise_the_two_launch_one) {
 
 /* ---- back to back on one workspace ----------------------------------------------------------- */
 
-Test(one_launch, hundred_calls_of_every_family_back_to_back, .timeout = 560) {
+Test(one_launch, hundred_calls_of_every_family_back_to_back) {
   uint64_t seed = 12345;
   int prev = -1;
   int64_t prev_n = 0;
