@@ -126,6 +126,7 @@ static const char *const env_help =
     "  AKX_REDUCE_DIMS_SHAPE   rows, warp_rows, per_thread, tiled, columns, strided (testing)\n"
     "  AKX_REDUCE_DIMS_SPLITS  1..65535: split each dims reduction over blocks (testing)\n"
     "  AKX_LOOKBACK_EPOCH      0..4294967295: the scans' first epoch (testing the wrap)\n"
+    "  AKX_PDL                 1 (default) or 0: programmatic dependent launches on sm_90+\n"
     "  PATH                    where --plot finds gnuplot\n";
 
 static void usage(FILE *f) {

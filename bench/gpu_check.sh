@@ -12,10 +12,12 @@
 #                  (libakx_dist over NCCL on one rank, test_dist_nccl, where the toolkit has NCCL)
 #   bench          akx-bench --backend cuda: the complete tables (the default on CUDA), akx
 #                  beside CUB and a device copy; table, CSV, JSON      ~30-50 s     limit 90 s
+#   no-pdl         akx-bench reduce scan --quick with AKX_PDL=0: plain launches, beside the
+#                  bench's programmatic dependent ones (docs/one_launch.md) ~5-10 s   limit 30 s
 #   sim-kernels    akx-bench --quick on the sim, counters per kernel   ~5 s         limit 15 s
 #   ncu            the --quick cases under Nsight Compute, beside the sim's counters
 #                  (bench/ncu_compare.py), where ncu reads counters   ~20-30 s     limit 45 s
-# Expected in all about 5-6 minutes; the limits add up to 550 s, so a device call with
+# Expected in all about 5-6 minutes; the limits add up to 580 s, so a device call with
 # timeout_s 600 always returns the summary. A stage past its limit is killed and recorded as
 # failed, and the next one runs.
 #
@@ -24,7 +26,7 @@
 #                                           Criterion and Boost.Context (and what they load)
 #
 # OUT_DIR receives summary.txt, build.log, sim-vs-gpu.log, ctest.log, bench.txt, bench.csv,
-# bench.json (JSON Lines), bench.png (where gnuplot is installed), ncu.csv + ncu-compare.txt (or
+# bench.json (JSON Lines), bench-no-pdl.csv, bench.png (where gnuplot is installed), ncu.csv + ncu-compare.txt (or
 # a line saying why not), sim-kernels.csv.
 # DEBS_DIR (default: .debs, then bench/debs, in the checkout): the machine's image has CMake,
 # ninja and the toolkit but maybe neither Criterion nor Boost.Context. Their .deb files are
@@ -44,6 +46,7 @@ set -euo pipefail
 : "${AKX_GPU_BENCH_TIMEOUT:=90}"
 : "${AKX_GPU_NCU_TIMEOUT:=45}"
 : "${AKX_GPU_SIM_TIMEOUT:=15}"
+: "${AKX_GPU_NO_PDL_TIMEOUT:=30}"
 # 240 + 40 + 120 + 90 + 15 + 45 = 550 s at worst: call the device tool with timeout_s 600.
 
 DEBS="libcriterion-dev libcriterion3 libnanomsg5 libgit2-1.5 libhttp-parser2.9 libmbedcrypto7
@@ -181,6 +184,9 @@ command -v gnuplot >/dev/null && plot=(--plot "$out/bench.png")
 step bench "$AKX_GPU_BENCH_TIMEOUT" bench.txt \
   "$bench" --backend cuda --csv "$out/bench.csv" --json "$out/bench.json" ${plot[@]+"${plot[@]}"}
 cat "$out/bench.txt"
+# What programmatic dependent launch buys: the small cases again with plain launches.
+step no-pdl "$AKX_GPU_NO_PDL_TIMEOUT" bench-no-pdl.txt \
+  env AKX_PDL=0 "$bench" reduce scan --quick --backend cuda --csv "$out/bench-no-pdl.csv"
 
 # ---- Nsight Compute beside the sim ------------------------------------------------------------
 # The same cases on both: `all --quick`, each akx call once on CUDA (--once) under ncu, and on

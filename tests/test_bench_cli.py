@@ -100,7 +100,7 @@ def main():
                         names |= set(re.findall(r'getenv\("([A-Z_0-9]+)"\)', f.read()))
                         f.seek(0)
                         # settings.c and backend_sim.cpp read through helpers given the name
-                        names |= set(re.findall(r'(?:pick|read_switch)\("(AKX_[A-Z_0-9]+)"', f.read()))
+                        names |= set(re.findall(r'(?:pick|read_switch|number)\("(AKX_[A-Z_0-9]+)"', f.read()))
     missing = sorted(n for n in names if n not in r.stdout)
     check(r.returncode == 0 and not missing and len(names) >= 10,
           f"--help names the {len(names)} variables read (missing: {missing})")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ctest criterion_timeouts: within one test binary, every test that has a timeout has the same.
 
-Criterion 2.4's sandbox (BoxFort, src/timeout-posix.c) keeps one list of timeout requests
+Criterion 2.4's sandbox (BoxFort's POSIX timeout thread) keeps one list of timeout requests
 sorted by deadline. When tests of one binary run in parallel with different timeouts, a
 request is inserted before an older one, and the cancellation that walks the list loses a
 request: LeakSanitizer then reports 48 bytes leaked from libcriterion at the runner's exit,

@@ -1,5 +1,6 @@
 // The sim's checks: each failure is AKX_ERROR_SIM_CHECK with a sentence naming the check,
 // the kernel, the block, the thread and the source line; correct kernels pass them.
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim_probe.hpp"
@@ -556,4 +557,45 @@ Test(sim_checks, launch_after_a_failure) {
 Test(sim_checks, launch_without_a_current_context) {
   cr_expect_eq(AKX_LAUNCH("empty_probe", empty_probe, 1, 32, 0, NULL), AKX_ERROR_INTERNAL);
   cr_expect(strstr(akx_last_error(), "no sim context") != NULL, "%s", akx_last_error());
+}
+
+// ---- programmatic dependent launch ----------------------------------------------------------
+
+// Copies in to out; `wait`: 0 never waits for the kernel before it, 1 waits first, 2 waits
+// after its load (a misplaced wait: the load may read what that kernel has not written yet).
+static const int early_load_line = __LINE__ + 5;
+AKX_GLOBAL void dependent_probe(int wait, const float *in, float *out) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (wait == 1) akx::grid_dependency_wait();
+  akx::grid_dependents_launch();
+  const float v = akx::gld(in + i);
+  if (wait == 2) akx::grid_dependency_wait();
+  akx::gst(out + i, v);
+}
+
+Test(sim_checks, dependent_launch_accesses_global_memory_only_after_its_wait) {
+  sim_context sim;
+  float *in = sim.alloc<float>(128), *out = sim.alloc<float>(128);
+  // A plain launch: the kernel before it has ended, nothing to wait for.
+  expect_success(AKX_LAUNCH("dependent_probe", dependent_probe, 2, 64, 0, NULL, 0, in, out));
+  {
+    akx::sim::scoped_pdl pdl(sim.ctx, true);
+    expect_success(AKX_LAUNCH("dependent_probe", dependent_probe, 2, 64, 0, NULL, 1, in, out));
+    for (int wait = 0; wait <= 2; wait += 2) {
+      expect_sim_check(AKX_LAUNCH("dependent_probe", dependent_probe, 2, 64, 0, NULL, wait, in, out),
+                       "global access before the grid dependency wait");
+      char line[32];
+      snprintf(line, sizeof line, ":%d", early_load_line);
+      cr_expect(strstr(akx_last_error(), line) != NULL, "wait %d: the report names line %d: %s", wait,
+                early_load_line, akx_last_error());
+    }
+  }
+  expect_success(AKX_LAUNCH("dependent_probe", dependent_probe, 2, 64, 0, NULL, 0, in, out));
+  // Counted: one launch of the four that ran to their end was PDL, every block of each waited
+  // (or did not) and let the next kernel launch.
+  akx_sim_kernel_counters k;
+  int32_t count = 0;
+  cr_assert_eq(akx_sim_counters_get(sim.ctx, &k, NULL, 0, &count), AKX_SUCCESS);
+  cr_expect_geq(k.pdl_launches, 1u, "%llu PDL launches", (unsigned long long)k.pdl_launches);
+  cr_expect_geq(k.dependency_waits, 2u, "%llu blocks waited", (unsigned long long)k.dependency_waits);
 }

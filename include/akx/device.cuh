@@ -30,6 +30,14 @@
 //    __threadfence()) before it reads the data. A plain store becomes visible to other
 //    blocks only at its block's next fence or release; the sim reports a plain read without
 //    the chain as a global-memory race, and a poll that can never see a change as a livelock;
+//  - a launch may start before the kernel before it in the stream has ended (programmatic
+//    dependent launch, sm_90+: the backends launch every kernel so where the device has it,
+//    unless AKX_PDL=0): every kernel calls grid_dependency_wait() before its first global
+//    access (that kernel may still be writing the source, dst or the workspace; the wait
+//    returns once it has ended and its stores are visible), then grid_dependents_launch()
+//    (the kernel after it may be scheduled once every block of this one has called it or
+//    ended: all of them are resident by then, so its waiting blocks take no slot one of
+//    ours needs). The sim fails a PDL launch's global access made before the wait;
 //  - status words that say "not ready" must not be mistaken for an earlier call's: the
 //    cached workspace holds the last call's flags, or another family's bytes (the sim fills it
 //    with poison). Either the call resets them, or they carry the call's epoch and the host
@@ -218,6 +226,20 @@ AKX_DEVICE void st_volatile(T *p, const T &v) {
 #pragma unroll
   for (int i = 0; i < n; ++i) q[i] = w[i];
 }
+
+// Programmatic dependent launch (sm_90+; PTX's griddepcontrol, what the runtime's
+// cudaGridDependencySynchronize / cudaTriggerProgrammaticLaunchCompletion compile to). Older
+// architectures have no such launch: both are nothing there.
+AKX_DEVICE void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+AKX_DEVICE void grid_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
 }  // namespace akx
 
 // Storage is raw bytes: __shared__ variables cannot have constructors.
@@ -231,8 +253,12 @@ AKX_DEVICE void st_volatile(T *p, const T &v) {
 // Launches are host code: NVRTC compiles kernels alone, and a run-time module's kernels are
 // launched through the driver API.
 #if !defined(__CUDACC_RTC__)
+#include "akx/fail.h"
 // src/cuda/backend_cuda.cu. After a launch: the launch error, if any, as akx_last_error().
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name);
+// src/cuda/backend_cuda.cu: 1 when the calling thread's launches are programmatic dependent
+// launches (a family's call on an sm_90+ device, AKX_PDL not 0).
+extern "C" int akx__cuda_launch_pdl(void);
 // Before a launch, what the sim's run_kernel checks of the kernel's declaration: a block above
 // its launch bounds, dynamic shared memory above 48 KiB without the opt-in are refused
 // (AKX_ERROR_INVALID_ARGUMENT naming the kernel; the driver's own refusal names neither the
@@ -243,6 +269,27 @@ extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *k
                                                unsigned threads, size_t smem_bytes);
 
 namespace akx {
+// A cudaLaunchKernelEx configuration, with programmatic stream serialization when the calling
+// thread's launches are programmatic dependent launches (akx__cuda_launch_pdl): the kernel may
+// start while the one before it in the stream ends, and waits for it (grid_dependency_wait)
+// before its first global access. Not copyable: config points at attr.
+struct launch_config {
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t config;
+  launch_config(dim3 grid, dim3 block, size_t smem_bytes, cudaStream_t stream) : attr{}, config{} {
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = akx__cuda_launch_pdl() ? 1 : 0;
+  }
+  launch_config(const launch_config &) = delete;
+  launch_config &operator=(const launch_config &) = delete;
+};
+
 // AKX_LAUNCH's two halves: the configuration (checked, then launched by operator()) and the
 // kernel's arguments, so that an empty argument list needs no __VA_OPT__.
 template <class... P>
@@ -258,7 +305,12 @@ struct cuda_launch {
         reinterpret_cast<const void *>(kernel), info.name, info.max_threads, info.smem_optin,
         block.x * block.y * block.z, smem_bytes);
     if (s != AKX_SUCCESS) return s;
-    kernel<<<grid, block, smem_bytes, stream>>>(static_cast<A &&>(args)...);
+    launch_config c(grid, block, smem_bytes, stream);
+    const cudaError_t e = cudaLaunchKernelEx(&c.config, kernel, static_cast<A &&>(args)...);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    if (e != cudaSuccess)
+      return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", info.name, cudaGetErrorString(e),
+                       cudaGetErrorName(e));
     return akx__cuda_check_launch(info.name);
   }
 };

@@ -75,6 +75,8 @@ constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, fal
 template <class H>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_init_info.max_threads)
 void scan_init(H *head, uint32_t *flags, int64_t tiles) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   const int64_t i0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i0 == 0) {
     gst(&head->ticket, 0ull);

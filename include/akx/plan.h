@@ -91,6 +91,8 @@ typedef struct {
   int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
   int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];
   void *partials;     /* workspace: splits * n_out accumulators when splits > 1 */
+  void *tickets;      /* workspace: finished splits per column of blocks (unsigned int each) */
+  int32_t one_launch; /* the tickets are 0: each column's last split finishes it (else pass 2) */
   akx__finish finish; /* dst, dst dtype, init, fold */
 } akx__reduce_dims_plan;
 

@@ -18,7 +18,10 @@
 //     Threads of one output combine through shared memory, then one thread per output.
 //   Either body may split the reduction over gridDim.y blocks; each then parks a partial per
 //   output in the workspace (partials[output * splits + split], accumulator type), and a
-//   warp per output finishes them ("reduce_dims_columns_finish").
+//   warp per output finishes them: in the same launch, the last of a column's splits to park
+//   its partials (a ticket per column of blocks, which that block puts back to 0), or, when
+//   the tickets may hold anything, a second launch ("reduce_dims_columns_finish") with the
+//   same code, so both give the same bits.
 // Every store to dst goes through the finishing step (include/akx/finish.cuh): init once, fold,
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
 // The map is a runtime argument (include/akx/ops.cuh, map_value), as in every reduction.
@@ -53,6 +56,50 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
   finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)dsize);
 }
 
+// One warp finishes output o from its splits' partials, in split order: lane l folds splits
+// l, l + 32, ..., then the warp reduction. The second pass's body and a column's last split's:
+// one tree, so one launch and two give the same bits. (A thread per output would walk them one
+// dependent step at a time: 1000 splits of three outputs took the model 200 us.)
+template <class Acc, class Op>
+AKX_DEVICE void finish_output(const akx__reduce_dims_plan &p, int64_t o, int lane) {
+  const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
+  Acc v = Op::template identity<Acc>();
+  for (int32_t s = lane; s < p.splits; s += 32) v = Op::apply(v, gld(partials + s));
+  v = warp_reduce<Op>(v);
+  if (lane == 0)
+    finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+}
+
+// After a split block parked the partials of its `per_block` outputs: with tickets, the last
+// of the column's splits to park them finishes the column's outputs, a warp per output. The
+// ticket is taken after the partials are released (the block's stores, a barrier, then thread
+// 0's __threadfence and atomic: include/akx/device.cuh's rules); the last block acquires every
+// split's partials (a fence after the atomic that read the count) before its threads read them
+// after a barrier (__syncthreads_or carries thread 0's verdict: no shared word). Splits are
+// never waited for; the last block puts the ticket back to 0 for the next call.
+template <class Acc, class Op>
+AKX_DEVICE void finish_column_if_last(const akx__reduce_dims_plan &p, int64_t per_block) {
+  if (p.splits <= 1 || !p.one_launch) return;
+  __syncthreads();  // every partial of the block stored
+  int is_last = 0;
+  if (threadIdx.x == 0) {
+    unsigned int *ticket = static_cast<unsigned int *>(p.tickets) + blockIdx.x;
+    __threadfence();  // release: the block's partials before its ticket
+    is_last = atomicAdd(ticket, 1u) + 1 == gridDim.y;
+    if (is_last) {
+      atomicExch(ticket, 0u);
+      __threadfence();  // acquire: every split's partials, released before its ticket
+    }
+  }
+  if (!__syncthreads_or(is_last)) return;
+  const int warps = (int)blockDim.x >> 5, lane = (int)threadIdx.x & 31;
+  for (int64_t j = (int)threadIdx.x >> 5; j < per_block; j += warps) {
+    const int64_t o = (int64_t)blockIdx.x * per_block + j;
+    if (o >= p.n_out) break;  // the whole warp: o grows with j
+    finish_output<Acc, Op>(p, o, lane);
+  }
+}
+
 // The kernels' declarations (include/akx/device.cuh): three kernels under seven names (the
 // function field names the kernel in include/akx/kernel_resources.inc). Launch bounds: the
 // reduction families' largest block (include/akx/block_limits.h). Registers: each launch takes
@@ -75,6 +122,8 @@ constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finis
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   constexpr int V = 16 / (int)sizeof(Src);
   AKX_SHARED(Acc, scratch, 32);
   const int G = p.width;  // threads per output: 32 or blockDim.x
@@ -141,6 +190,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
   // One store site per kernel (each instantiates the finishing step's dtype switch).
   acc = G == 32 ? warp_reduce<Op>(acc) : block_reduce<Op>(acc, scratch);
   if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
+  finish_column_if_last<Acc, Op>(p, (int)blockDim.x / G);
 }
 
 // ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
@@ -151,6 +201,8 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   AKX_SHARED(Acc, part, AKX_MAX_BLOCK_REDUCE);  // (bd / W) * W <= bd partials
   const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
   const int t = (int)threadIdx.x, x = t % W, y = t / W;
@@ -194,25 +246,25 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
   }
   const int64_t ot = (int64_t)blockIdx.x * W + t;
   if (t < W && ot < p.n_out) dims_store<Op>(p, ot, acc);
+  finish_column_if_last<Acc, Op>(p, W);
 }
 
 // ---- second pass: a warp per output over the splits' partials ---------------------------------
-// partials[output * splits + split]: a warp reads one output's partials in consecutive words
-// (a thread per output would walk them one dependent step at a time: 1000 splits of three
-// outputs took the model 200 us).
+// partials[output * splits + split]: a warp reads one output's partials in consecutive words.
+// Run when pass 1 had no tickets (they may have held anything): puts them to 0 (a thread per
+// column of pass 1's blocks; there are no more columns than outputs), so that the next call
+// finishes in one launch.
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < p.blocks_x) gst(static_cast<unsigned int *>(p.tickets) + t, 0u);
   const int lane = (int)threadIdx.x & 31;
   const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x >> 5) + ((int)threadIdx.x >> 5);
   if (o >= p.n_out) return;  // the whole warp
-  const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
-  Acc v = Op::template identity<Acc>();
-  for (int32_t s = lane; s < p.splits; s += 32) v = Op::apply(v, gld(partials + s));
-  v = warp_reduce<Op>(v);
-  if (lane == 0)
-    finish_store_at<Op>(v, p.finish,
-                        static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+  finish_output<Acc, Op>(p, o, lane);
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
@@ -252,7 +304,7 @@ akx_status reduce_dims_launch_with(const akx__reduce_dims_plan &p, const K &k, v
                                                  : reduce_dims_strided_info,
                  grid, p, stream);
   }
-  if (s != AKX_SUCCESS || p.splits == 1) return s;
+  if (s != AKX_SUCCESS || p.splits == 1 || p.one_launch) return s;
   const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
   return k.finish(dim3((unsigned)fb), p, stream);
 }

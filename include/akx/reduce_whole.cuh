@@ -107,6 +107,8 @@ constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MA
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_contiguous_info.max_threads)
 void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, unsigned long long *ticket, akx__finish fin) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   constexpr int V = 16 / (int)sizeof(Src);
   AKX_SHARED(Acc, scratch, 32);
   AKX_SHARED(int, last, 1);
@@ -159,6 +161,8 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, unsigned lon
 template <class Src, class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_strided_info.max_threads)
 void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, unsigned long long *ticket, akx__finish fin) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   AKX_SHARED(Acc, scratch, 32);
   AKX_SHARED(int, last, 1);
   Acc acc = Op::template identity<Acc>();
@@ -180,6 +184,8 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, unsigned lo
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(reduce_whole_partials_info.max_threads)
 void reduce_whole_partials(const Acc *partials, int32_t count, akx__finish fin, unsigned long long *ticket) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   AKX_SHARED(Acc, scratch, 32);
   reduce_partials_block<Op>(partials, count, fin, scratch);
   if (threadIdx.x == 0) gst(ticket, 0ull);

@@ -15,6 +15,8 @@ template <class P>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
 void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout, uint32_t epoch,
                       int64_t slots) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   scan_tile_body(p, status, tiles, ipt, layout, epoch, slots);
 }
 

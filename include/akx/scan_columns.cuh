@@ -34,6 +34,8 @@ static_assert(sizeof(scan_result<plain_scan<op_add, double>>) == scan_result_siz
 template <class Src, class Dst, class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_info.max_threads)
 void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int32_t mode) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   using S = plain_scan<Op, Acc>;
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t columns = p.slices;
@@ -63,6 +65,8 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
 template <class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_carry_info.max_threads)
 void scan_columns_carry(akx__scan_plan p) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
   Acc *carries = static_cast<Acc *>(p.status);
   const int64_t columns = p.slices, chunks = p.chunks;
   const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;

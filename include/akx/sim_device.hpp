@@ -113,6 +113,7 @@ struct launch_desc;
   X(void, plain_load_done, (const void *p, unsigned bytes, const void *value, const site &s), \
     (p, bytes, value, s))                                                                      \
   X(void, fence, (fence_scope scope, const site &s), (scope, s))                               \
+  X(void, grid_dependency, (bool launch_dependents, const site &s), (launch_dependents, s))   \
   X(void, nanosleep_yield, (), ())                                                             \
   X(akx_status, run_kernel, (const launch_desc &d, void (*fn)(void *), void *closure),        \
     (d, fn, closure))                                                                          \
@@ -122,7 +123,7 @@ struct launch_desc;
     (const char *function, int src, int dst, int acc, int op), (function, src, dst, acc, op))
 
 // The table a module gets (src/sim/module_api.cpp fills it). `version` changes with the list.
-#define AKX_SIM_RUNTIME_VERSION 1
+#define AKX_SIM_RUNTIME_VERSION 2
 #define AKX_SIM_RUNTIME_FIELD_(R, name, params, args) R(*name) params;
 struct runtime_api {
   uint32_t version, size;  // AKX_SIM_RUNTIME_VERSION, sizeof(runtime_api)
@@ -253,6 +254,12 @@ inline vec<T, N> gld_vec(const T *p, const sim::site &s = sim::site::current()) 
   sim::plain_load_done(p, sizeof(v), &v, s);
   return v;
 }
+
+// Programmatic dependent launch (include/akx/device.cuh documents them): no kernel runs beside
+// another on the sim, so neither waits; a PDL launch's global access before the wait fails
+// its check, and both are counted (akx_sim_kernel_counters).
+inline void grid_dependency_wait(const sim::site &s = sim::site::current()) { sim::grid_dependency(false, s); }
+inline void grid_dependents_launch(const sim::site &s = sim::site::current()) { sim::grid_dependency(true, s); }
 
 // Device-scope acquire load / release store and volatile accesses of 4- or 8-byte words
 // (include/akx/device.cuh documents them).

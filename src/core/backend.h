@@ -22,7 +22,12 @@ typedef struct {
   int32_t dims_splits;  /* AKX_REDUCE_DIMS_SPLITS: 1..65535, 0 for the planner's */
   int32_t kernels;      /* AKX_KERNELS: AKX__KERNELS_PREBUILT or AKX__KERNELS_RUNTIME */
   uint32_t lookback_epoch; /* AKX_LOOKBACK_EPOCH: the epoch before a context's first scan */
+  int32_t pdl;          /* AKX_PDL: 1 (default) launches programmatic dependent launches where
+                           the device has them (sm_90+), 0 plain launches */
 } akx__settings;
+/* Whether ctx's launches are programmatic dependent launches (include/akx/device.cuh): the
+ * device (or the sim's profile) is sm_90+ and AKX_PDL is not 0. */
+int akx__context_pdl(const akx_context *ctx);
 /* Where a launch takes its kernels: the prebuilt ones where the build has them, or one
  * compiled at run time from the same text (the sim's only, for now: src/jit/sim_module.h). */
 enum { AKX__KERNELS_PREBUILT = 0, AKX__KERNELS_RUNTIME = 1 };
@@ -67,9 +72,10 @@ struct akx_context {
      * an epoch since the last reset; 0 when the bytes there may be anything. */
     uint32_t epoch;
     int64_t status_tiles;
-    /* The 8-byte word at the buffer's start is 0: the scans' ticket and the whole-array
-     * reduction's, which their calls put back to 0 (akx__workspace_ticket). */
-    int ticket_zero;
+    /* The buffer's first zero_bytes bytes are 0: the tickets the calls put back to 0 (the
+     * scans' and the whole-array reduction's 8-byte word, a split dims reduction's column
+     * tickets: akx__workspace_ticket). */
+    size_t zero_bytes;
     /* A call used this buffer while the stream captured a graph: every replay writes it again
      * (its epoch, its nodes, its ticket) between the context's later calls, so from then on
      * the status and the ticket are never trusted (a reset, the two-launch reduction). */

@@ -19,7 +19,13 @@
  *    Not yet compared with a device's cudaDeviceProp::l2CacheSize. The sim's model reports
  *    whether a launch's footprint fits L2 but still prices DRAM;
  *  - dram_latency_ns, launch_us: typical values (estimates), used only by the sim's model
- *    (dram_latency_ns: the cost of each dependent release->acquire step between blocks);
+ *    (dram_latency_ns: the cost of each dependent release->acquire step between blocks;
+ *    launch_us: a launch's fixed cost when the kernel before it in the stream has ended);
+ *  - pdl_overlap_us: the part of launch_us that a programmatic dependent launch hides behind
+ *    the kernel before it (the dependent grid is launched and its blocks scheduled while that
+ *    kernel's last blocks run; include/akx/device.cuh): an estimate, half the launch. Neither
+ *    launch figure was measured with this library (no GPU lent yet); bench/gpu_check.sh's
+ *    akx-versus-CUB rows at 2^16 are where a GPU shows them;
  *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, rounded to 2.6).
  */
 #include "device_profile.h"
@@ -48,6 +54,7 @@ static const akx__device_profile akx__profiles[] = {
         .bytes_in_flight_per_sm = 49152, /* 48 KiB */
         .dram_latency_ns = 600.0,
         .launch_us = 2.0,
+        .pdl_overlap_us = 1.0,
         .clock_ghz = 1.98,
     },
     {
@@ -69,6 +76,7 @@ static const akx__device_profile akx__profiles[] = {
         .bytes_in_flight_per_sm = 32768, /* 32 KiB */
         .dram_latency_ns = 500.0,
         .launch_us = 2.0,
+        .pdl_overlap_us = 1.0,
         .clock_ghz = 2.6,
     },
 };

@@ -32,6 +32,7 @@ typedef struct {
   int64_t bytes_in_flight_per_sm; /* needed to saturate DRAM (Little's law) */
   double dram_latency_ns;      /* one dependent DRAM round trip, lightly loaded */
   double launch_us;            /* fixed cost of a launch */
+  double pdl_overlap_us;       /* of it, what a programmatic dependent launch hides */
   double clock_ghz;
 } akx__device_profile;
 

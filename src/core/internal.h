@@ -120,11 +120,12 @@ typedef struct {
 } akx__lookback_call;
 akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call);
 void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call);
-/* The whole-array reduction's workspace, its ticket at the start: *zero = 1 when the ticket is
- * known to be 0 (a completed scan, findall or whole-array reduction left it so: the call
- * finishes in one launch). akx__workspace_ticket_done after a launch that left it at 0. */
-akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, void **ptr, int32_t *zero);
-void akx__workspace_ticket_done(akx_context *ctx);
+/* A workspace with tickets in its first ticket_bytes (a whole-array reduction's one word, a
+ * split dims reduction's one per column of blocks): *zero = 1 when they are known to be 0 (a
+ * completed one-launch call left them so: the call finishes in one launch).
+ * akx__workspace_ticket_done after a launch that left them at 0. */
+akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero);
+void akx__workspace_ticket_done(akx_context *ctx, size_t ticket_bytes);
 /* The end of the look-back status's header and flags (include/akx/lookback.cuh: a 64-byte
  * header, a 4-byte flag per tile); the nodes start at the next multiple of 16. */
 static inline size_t akx__lookback_flags_end(int64_t tiles) { return 64 + (size_t)tiles * 4; }

@@ -70,8 +70,12 @@ akx_status akx__read_settings(akx__settings *s) {
    * the wrap of its 32 bits. */
   AKX_TRY(number("AKX_LOOKBACK_EPOCH", 0, UINT32_MAX, "a number", 0, &n));
   s->lookback_epoch = (uint32_t)n;
+  AKX_TRY(number("AKX_PDL", 0, 1, "0 or 1", 1, &n));
+  s->pdl = (int32_t)n;
   return AKX_SUCCESS;
 }
+
+int akx__context_pdl(const akx_context *ctx) { return ctx->settings.pdl && ctx->info.cc_major >= 9; }
 
 int akx__prebuilt_serves(const akx_context *ctx, int in_set) {
   return in_set && ctx->prebuilt_runs && ctx->settings.kernels == AKX__KERNELS_PREBUILT;

@@ -120,7 +120,7 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   ctx->ws.bytes = grown;
   ctx->ws.allocations++;
   ctx->ws.status_tiles = 0; /* a new buffer: its bytes are anything */
-  ctx->ws.ticket_zero = 0;
+  ctx->ws.zero_bytes = 0;
   ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
@@ -169,7 +169,7 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
   AKX_TRY(take(ctx, bytes, ptr));
   poison(ctx, *ptr, 0, bytes);
   ctx->ws.status_tiles = 0; /* this call writes anything there */
-  ctx->ws.ticket_zero = 0;
+  ctx->ws.zero_bytes = 0;
   return AKX_SUCCESS;
 }
 
@@ -199,7 +199,7 @@ akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles
          AKX__ROUND_UP(akx__lookback_flags_end(call->slots), 16) + nodes);
   ctx->ws.epoch = e;
   ctx->ws.status_tiles = 0;
-  ctx->ws.ticket_zero = 0;
+  ctx->ws.zero_bytes = 0;
   call->epoch = e;
   return AKX_SUCCESS;
 }
@@ -208,23 +208,25 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *ca
   if (ctx->ws.graphed) return; /* a graph's replays write the buffer whenever they run */
   /* The reset or the last tile left the ticket at 0; the nodes start after the slots' flags. */
   ctx->ws.status_tiles = call->slots;
-  ctx->ws.ticket_zero = 1;
+  ctx->ws.zero_bytes = sizeof(unsigned long long);
 }
 
-/* The whole-array reduction's ticket (include/akx/reduce_whole.cuh) is the buffer's first word,
- * as the scans' (include/akx/lookback.cuh's header): 0 after a completed call of either. Its
- * partials overwrite the scans' flags. */
-akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, void **ptr, int32_t *zero) {
+/* Tickets at the buffer's start, which the last block of a one-launch call puts back to 0:
+ * the whole-array reduction's (include/akx/reduce_whole.cuh) is the buffer's first word, as
+ * the scans' (include/akx/lookback.cuh's header), 0 after a completed call of either; a split
+ * dims reduction's (include/akx/reduce_dims.cuh) are one per column of blocks. *zero when the
+ * first ticket_bytes are known 0. The partials after them overwrite the scans' flags. */
+akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero) {
   AKX_TRY(take(ctx, bytes, ptr));
-  *zero = ctx->ws.ticket_zero && !ctx->ws.graphed;
-  poison(ctx, *ptr, *zero ? sizeof(unsigned long long) : 0, bytes);
+  *zero = ctx->ws.zero_bytes >= ticket_bytes && !ctx->ws.graphed;
+  poison(ctx, *ptr, *zero ? ticket_bytes : 0, bytes);
   ctx->ws.status_tiles = 0;
-  ctx->ws.ticket_zero = 0;
+  ctx->ws.zero_bytes = 0;
   return AKX_SUCCESS;
 }
 
-void akx__workspace_ticket_done(akx_context *ctx) {
-  if (!ctx->ws.graphed) ctx->ws.ticket_zero = 1;
+void akx__workspace_ticket_done(akx_context *ctx, size_t ticket_bytes) {
+  if (!ctx->ws.graphed) ctx->ws.zero_bytes = ticket_bytes;
 }
 
 int akx__workspace_is_retired(const akx_context *ctx, const void *ptr) {
@@ -266,7 +268,7 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.caller_owned = ptr != NULL;
   ctx->ws.captured = 0;
   ctx->ws.status_tiles = 0; /* the caller's bytes are anything */
-  ctx->ws.ticket_zero = 0;
+  ctx->ws.zero_bytes = 0;
   ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }

@@ -272,11 +272,24 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 // Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
 // user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
 // family's kernels compiled at run time.
+// Whether the calling thread's launches are programmatic dependent launches: set for the length
+// of a family's call (akx__context_pdl), read by every launch (include/akx/device.cuh's
+// cuda_launch, src/cuda/runtime_kernels.cu's handles).
+thread_local int pdl_now = 0;
+struct pdl_scope {
+  int previous;
+  explicit pdl_scope(int on) : previous(pdl_now) { pdl_now = on; }
+  ~pdl_scope() { pdl_now = previous; }
+  pdl_scope(const pdl_scope &) = delete;
+  pdl_scope &operator=(const pdl_scope &) = delete;
+};
+
 template <class Plan, akx_status (*launch)(const Plan *, void *),
           akx_status (*runtime)(const akx_context *, const Plan *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
+  pdl_scope pdl(akx__context_pdl(ctx));
   (void)cudaGetLastError();
   if (!akx__prebuilt_serves(ctx, akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))) return runtime(ctx, plan);
   return launch(plan, ctx->stream);
@@ -291,6 +304,8 @@ akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), 
 }
 
 }  // namespace
+
+extern "C" int akx__cuda_launch_pdl(void) { return pdl_now; }
 
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
   cudaError_t e = cudaGetLastError();

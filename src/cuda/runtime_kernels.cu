@@ -178,7 +178,9 @@ struct handles {
     const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
     AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem));
     void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
-    cudaError_t e = cudaLaunchKernel(k, grid, block, argv, smem, static_cast<cudaStream_t>(stream));
+    // Programmatic stream serialization as the prebuilt launches (include/akx/device.cuh).
+    const akx::launch_config c(grid, block, smem, static_cast<cudaStream_t>(stream));
+    cudaError_t e = cudaLaunchKernelExC(&c.config, k, argv);
     if (e != cudaSuccess) (void)cudaGetLastError();
     if (e != cudaSuccess)
       return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", info.name, cudaGetErrorString(e),

@@ -307,11 +307,32 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
   return AKX_SUCCESS;
 }
 
+/* A split reduction's workspace: a ticket per column of blocks (include/akx/reduce_dims.cuh,
+ * finish_column_if_last), then the partials. */
+static size_t ticket_bytes(const akx__reduce_dims_plan *p) { return (size_t)p->blocks_x * sizeof(uint32_t); }
+
+/* Partials a lane of a column's last block reads when it finishes the column in the launch (a
+ * warp per output, the block's warps over the column's outputs) at most: beyond, the finish
+ * is a second launch, whose warps take an output each across the device. One block finishing
+ * a column of 32 outputs split 1000 ways would read 126 partials per lane one after another,
+ * four times the second launch's 32 (its 32 warps run side by side): the launch it saves
+ * costs less than that tail. 8: about the four loads in flight per thread of the first pass
+ * (AKX__LOADS_PER_THREAD), twice. */
+#define AKX__FINISH_LOADS_PER_LANE 8
+static int finish_fits_the_last_block(const akx__reduce_dims_plan *p) {
+  const int64_t per_block = p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS
+                                ? p->block_size / p->width : p->width;
+  const int64_t warps = p->block_size / 32;
+  const int64_t outputs_per_warp = (min64(per_block, p->n_out) + warps - 1) / warps;
+  return outputs_per_warp * ((p->splits + 31) / 32) <= AKX__FINISH_LOADS_PER_LANE;
+}
+
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
                               const akx__user_op *user, const akx_reduce_opts *opts) {
   if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
   if (p->splits <= 1) return 0;
-  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx__acc_size((akx_dtype)p->acc, user), 256);
+  return AKX__ROUND_UP(ticket_bytes(p), 256) +
+         AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx__acc_size((akx_dtype)p->acc, user), 256);
 }
 
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
@@ -350,9 +371,18 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, c.user ? dst->dtype : AKX_DTYPE_AUTO, c.acc,
                                c.user ? (int32_t)c.user->id : (int32_t)op, map));
-  const size_t bytes = workspace_bytes(ctx, &p, c.user, opts);
-  if (bytes > 0) AKX_TRY(akx__workspace(ctx, bytes, &p.partials));
-  return ctx->be->reduce_dims(ctx, &p);
+  if (p.splits <= 1) return ctx->be->reduce_dims(ctx, &p);
+  /* Split: in one launch when the tickets are 0 (a completed split call of as many columns or
+   * more left them so) and a column's last block finishes it quickly; else pass 2 puts them
+   * to 0 for the next call. */
+  void *ws;
+  AKX_TRY(akx__workspace_ticket(ctx, workspace_bytes(ctx, &p, c.user, opts), ticket_bytes(&p), &ws, &p.one_launch));
+  if (!finish_fits_the_last_block(&p)) p.one_launch = 0;
+  p.tickets = ws;
+  p.partials = (char *)ws + AKX__ROUND_UP(ticket_bytes(&p), 256);
+  AKX_TRY(ctx->be->reduce_dims(ctx, &p));
+  akx__workspace_ticket_done(ctx, ticket_bytes(&p));
+  return AKX_SUCCESS;
 }
 
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,

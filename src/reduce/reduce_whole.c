@@ -93,7 +93,7 @@ size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const 
  * notes when the call left it at 0 (one block never touches it; pass 2 puts it back). */
 static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
   AKX_TRY(ctx->be->reduce_whole(ctx, p));
-  if (p->one_launch || p->blocks > 1 || p->src.n == 0) akx__workspace_ticket_done(ctx);
+  if (p->one_launch || p->blocks > 1 || p->src.n == 0) akx__workspace_ticket_done(ctx, sizeof(unsigned long long));
   return AKX_SUCCESS;
 }
 
@@ -147,7 +147,8 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
-  AKX_TRY(akx__workspace_ticket(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), &ws, &p.one_launch));
+  AKX_TRY(akx__workspace_ticket(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), sizeof(unsigned long long), &ws,
+                                &p.one_launch));
   p.ticket = ws;
   p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
   void *slot = (char *)p.partials + (size_t)p.blocks * acc_size;

@@ -186,6 +186,7 @@ int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 template <class Plan, akx_status (*launch)(const Plan *, void *)>
 akx_status sim_launch(akx_context *ctx, const Plan *plan) {
   scoped_context current(ctx);
+  scoped_pdl pdl(ctx, akx__context_pdl(ctx) != 0);  // the call's launches (include/akx/device.cuh)
   if (akx::op_of(*plan) >= AKX_USER_OP_FIRST) {
     void *entry = nullptr;
     AKX_TRY(akx__user_op_launch_entry(ctx, akx::op_of(*plan), akx::family_id(*plan), akx::source_dtype(*plan),

@@ -393,6 +393,7 @@ void admit_block(runtime &rt, block_state &blk, uint64_t linear) {
     th.warp = tid / 32;
     th.lane = tid % 32;
     th.result = 0;
+    th.dependency_waited = false;
     th.state = thread_state::runnable;
     th.poll = poll_state{};
     rt.stacks.start(th.fib, size_t(blk.slot) * L.threads + tid, thread_entry);

@@ -117,6 +117,8 @@ void begin_launch_counts(runtime &rt) {
   c.per_site.assign(rt.sites.size(), akx_sim_traffic{});
   c.barriers = 0;
   c.dependent_steps = 0;
+  c.dependency_waits = 0;
+  c.dependents_launches = 0;
 }
 
 void end_launch_counts(runtime &rt, uint64_t blocks_run) {
@@ -140,6 +142,9 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   k.last_block = L.block.x;
   k.last_dyn_smem = L.dyn_smem;
   k.dependent_steps += c.dependent_steps;
+  k.pdl_launches += L.pdl ? 1 : 0;
+  k.dependency_waits += c.dependency_waits;
+  k.dependents_launches += c.dependents_launches;
   k.l2_bytes = uint64_t(rt.profile->l2_bytes);
 
   akx__sim_launch_stats stats{};
@@ -149,6 +154,7 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   stats.registers_per_thread = L.registers;
   stats.loads_in_flight = L.loads_in_flight;
   stats.dependent_steps = c.dependent_steps;
+  stats.pdl = L.pdl ? 1 : 0;
   for (uint32_t id = 0; id < c.per_site.size(); ++id) {
     const akx_sim_traffic &t = c.per_site[id];
     if (t.requests == 0) continue;
@@ -230,6 +236,9 @@ static akx_status sim_counters_get_locked(const akx_context *ctx, akx_sim_kernel
     sum.model_us += k.model_us;
     sum.footprint_bytes += k.footprint_bytes;
     sum.dependent_steps += k.dependent_steps;
+    sum.pdl_launches += k.pdl_launches;
+    sum.dependency_waits += k.dependency_waits;
+    sum.dependents_launches += k.dependents_launches;
   }
   sum.l2_bytes = uint64_t(rt->profile->l2_bytes);
   sum.fits_l2 = sum.footprint_bytes > 0 && sum.footprint_bytes <= sum.l2_bytes;

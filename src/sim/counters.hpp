@@ -52,6 +52,7 @@ struct launch_counts {
   std::vector<akx_sim_traffic> per_site;  // by site id
   uint64_t barriers = 0;
   uint32_t dependent_steps = 0;     // longest release->acquire chain between blocks
+  uint64_t dependency_waits = 0, dependents_launches = 0;  // blocks whose thread 0 called them
 };
 
 // What a context has counted since it was created or reset.

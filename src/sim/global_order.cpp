@@ -456,6 +456,16 @@ void atomic_end(void *p, unsigned bytes, const void *old_bytes, const void *new_
     observe_poll(rt, *th, a, bytes, old_bytes, s);  // a CAS that fails again and again
 }
 
+// Programmatic dependent launch: nothing runs beside the launch on the sim; the wait lets
+// the thread's global accesses through (src/sim/checks.cpp), both are counted per block.
+void grid_dependency(bool launch_dependents, const site &) {
+  thread_slot *th = running_thread();
+  if (th == nullptr) return;
+  runtime &rt = *current_runtime;
+  if (!launch_dependents) th->dependency_waited = true;
+  if (th->tid == 0) ++(launch_dependents ? rt.counts.dependents_launches : rt.counts.dependency_waits);
+}
+
 void fence(fence_scope scope, const site &) {
   thread_slot *th = running_thread();
   if (th == nullptr) return;

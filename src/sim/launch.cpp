@@ -23,6 +23,17 @@ scoped_context::scoped_context(const akx_context *ctx) : previous_(current_runti
 
 scoped_context::~scoped_context() { current_runtime = previous_; }
 
+scoped_pdl::scoped_pdl(const akx_context *ctx, bool on) : rt_(nullptr), previous_(false) {
+  if (ctx == nullptr || ctx->be != &akx__backend_sim) return;
+  rt_ = static_cast<runtime *>(ctx->impl);
+  previous_ = rt_->pdl;
+  rt_->pdl = on;
+}
+
+scoped_pdl::~scoped_pdl() {
+  if (rt_) rt_->pdl = previous_;
+}
+
 namespace {
 akx_status check_configuration(const runtime &rt, const launch_desc &d, const char *name) {
   const akx__device_profile &p = *rt.profile;
@@ -106,6 +117,7 @@ akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure) {
   L.resident = resident_blocks(*rt, d, threads, grid);
   L.registers = uint32_t(d.registers);
   L.loads_in_flight = uint32_t(d.loads_in_flight);
+  L.pdl = rt->pdl;
   L.failed = false;
   L.statics.clear();
   L.static_begin = L.static_end = (d.dyn_smem + 15) & ~size_t(15);

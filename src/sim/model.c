@@ -2,7 +2,12 @@
  * declaration (kernel_info) and the device profile; nothing of caches (L2 included: it
  * prices every sector from DRAM, see below), clocks under load, or instruction issue.
  *
- *   time = launch_us + dependent_steps x dram_latency + max(dram_time, shared_time)
+ *   time = launch + dependent_steps x dram_latency + max(dram_time, shared_time)
+ *
+ * launch = launch_us, or launch_us - pdl_overlap_us for a programmatic dependent launch
+ * (akx_sim_kernel_counters.pdl_launches: the backends launch so on sm_90+ unless AKX_PDL=0):
+ * its launch overlaps the tail of the kernel before it in the stream, which the model assumes
+ * is always long enough to hide that much (the caller's previous kernel, or the call's own).
  *
  * dram_time = DRAM bytes / effective bandwidth, where
  *
@@ -53,6 +58,7 @@
  *
  *   parameter                   H200        RTX 5080    source
  *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (an estimate)
+ *   pdl_overlap_us              1.0 us      1.0 us      profile: half the launch (an estimate)
  *   copy_gbs                    4300 GB/s   850 GB/s    profile: a quoted H200 D2D copy /
  *                                                       an estimate; neither measured here
  *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / an
@@ -158,5 +164,6 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
                 (active_sms * akx__model.shared_wavefronts_per_cycle * p->clock_ghz * 1e3);
   }
   double latency_us = (double)s->dependent_steps * p->dram_latency_ns * 1e-3;
-  return p->launch_us + latency_us + (dram_us > shared_us ? dram_us : shared_us);
+  const double overlap = s->pdl ? akx__min(p->pdl_overlap_us, p->launch_us) : 0.0;
+  return p->launch_us - overlap + latency_us + (dram_us > shared_us ? dram_us : shared_us);
 }

@@ -23,6 +23,7 @@ typedef struct {
   uint64_t load_requests;
   uint64_t shared_wavefronts;      /* loads + stores */
   uint32_t dependent_steps;        /* longest release->acquire chain between blocks */
+  int32_t pdl;                     /* a programmatic dependent launch */
 } akx__sim_launch_stats;
 
 /* Bytes of one global sector: what DRAM and L2 move per sector a request touches. */

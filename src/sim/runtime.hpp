@@ -61,6 +61,7 @@ struct thread_slot {
   uint32_t warp, lane;
   thread_state state;
   uint32_t sync_pos;  // racecheck: the last sync event it took part in (see shadow_record)
+  bool dependency_waited;  // called grid_dependency_wait() (a PDL launch's global accesses need it)
   uint64_t result;    // what the barrier or collective it waited at returned to it
   poll_state poll;
 };
@@ -166,6 +167,7 @@ struct launch_state {
   dim3 grid, block;
   size_t dyn_smem = 0;
   bool smem_optin = false;          // the kernel's opt-in to shared memory above 48 KiB
+  bool pdl = false;                 // programmatic dependent launch (runtime::pdl at launch)
   uint32_t threads = 0, warps = 0;  // per block
   uint64_t grid_blocks = 0;
   uint32_t resident = 0;            // blocks resident at once
@@ -185,6 +187,8 @@ struct runtime {
   uint64_t rng = 0;
   uint32_t resident_cap = 0;    // AKX_SIM_RESIDENT (blocks resident at once, at most)
   bool capturing = false;       // the context's "stream" captures a graph (akx__sim_set_capturing)
+  bool pdl = false;             // launches are programmatic dependent launches (the backend sets
+                                // it per call: the profile's architecture, AKX_PDL)
   uint64_t interrupt_after = 0; // the next launch fails when this many blocks ended (a test's
                                 // interrupted call: akx__sim_interrupt_after); 0: never
 

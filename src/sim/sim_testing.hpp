@@ -23,4 +23,19 @@ class scoped_context {
  private:
   runtime *previous_;
 };
+
+// Makes the launches on ctx's runtime in the scope programmatic dependent launches, or not (a
+// family's call is one on an sm_90+ profile unless AKX_PDL=0: include/akx/device.cuh), and
+// restores the previous setting at the end. Nothing when ctx is not a sim context.
+class scoped_pdl {
+ public:
+  scoped_pdl(const akx_context *ctx, bool on);
+  ~scoped_pdl();
+  scoped_pdl(const scoped_pdl &) = delete;
+  scoped_pdl &operator=(const scoped_pdl &) = delete;
+
+ private:
+  runtime *rt_;
+  bool previous_;
+};
 }  // namespace akx::sim
