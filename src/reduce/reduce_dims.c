@@ -311,20 +311,22 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
  * finish_column_if_last), then the partials. */
 static size_t ticket_bytes(const akx__reduce_dims_plan *p) { return (size_t)p->blocks_x * sizeof(uint32_t); }
 
-/* Partials a lane of a column's last block reads when it finishes the column in the launch (a
- * warp per output, the block's warps over the column's outputs) at most: beyond, the finish
- * is a second launch, whose warps take an output each across the device. One block finishing
- * a column of 32 outputs split 1000 ways would read 126 partials per lane one after another,
- * four times the second launch's 32 (its 32 warps run side by side): the launch it saves
- * costs less than that tail. 8: about the four loads in flight per thread of the first pass
- * (AKX__LOADS_PER_THREAD), twice. */
-#define AKX__FINISH_LOADS_PER_LANE 8
+/* Rounds of loads a lane of a column's last block waits for, one after another, when it
+ * finishes the column in the launch (a warp per output, the block's warps over the column's
+ * outputs, four partials in flight per lane: include/akx/reduce_dims.cuh, finish_output), at
+ * most: beyond, the finish is a second launch, whose warps take an output each across the
+ * device. One block finishing a column of 32 outputs split 1000 ways would wait for 32 rounds,
+ * four times the second launch's 8 (its 32 warps run side by side), and a round trip
+ * (dram_latency_ns, 0.6 us on the h200 profile) is a good part of the launch it saves (1 to
+ * 2 us): 4 rounds. */
+#define AKX__FINISH_ROUNDS 4
 static int finish_fits_the_last_block(const akx__reduce_dims_plan *p) {
   const int64_t per_block = p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS
                                 ? p->block_size / p->width : p->width;
   const int64_t warps = p->block_size / 32;
   const int64_t outputs_per_warp = (min64(per_block, p->n_out) + warps - 1) / warps;
-  return outputs_per_warp * ((p->splits + 31) / 32) <= AKX__FINISH_LOADS_PER_LANE;
+  const int64_t loads_per_lane = (p->splits + 31) / 32;
+  return outputs_per_warp * ((loads_per_lane + 3) / 4) <= AKX__FINISH_ROUNDS;
 }
 
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
