@@ -22,8 +22,9 @@
 // runs while another waits for it):
 //  - a kernel whose progress depends on other blocks (look-back, last-block finish) takes
 //    its tile from an atomic ticket (atomicAdd on a counter that is 0 when the call starts:
-//    the block drawing the last ticket puts it back), never from blockIdx: a block may be resident and waiting while the block it waits for has not been
-//    admitted (the sim admits blocks in a shuffled order under AKX_SIM_SCHEDULE=random);
+//    the block drawing the last ticket puts it back), never from blockIdx: a block may be
+//    resident and waiting while the block it waits for has not been admitted (the sim
+//    admits blocks in a shuffled order under AKX_SIM_SCHEDULE=random);
 //  - data goes from one block to another only through a release->acquire chain: the writer
 //    stores its data, then st_release(flag) (or __threadfence() then a relaxed flag write:
 //    st_volatile or an atomic); the reader ld_acquire(flag) (or a relaxed read then
@@ -290,6 +291,15 @@ struct launch_config {
   launch_config &operator=(const launch_config &) = delete;
 };
 
+// What a launch through cudaLaunchKernelEx (or ExC) returns as a status: its own error, taken
+// off the runtime's last error, naming the kernel; else the launch's (akx__cuda_check_launch).
+inline akx_status launch_status(const char *kernel_name, cudaError_t e) {
+  if (e == cudaSuccess) return akx__cuda_check_launch(kernel_name);
+  (void)cudaGetLastError();
+  return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", kernel_name, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
 // AKX_LAUNCH's two halves: the configuration (checked, then launched by operator()) and the
 // kernel's arguments, so that an empty argument list needs no __VA_OPT__.
 template <class... P>
@@ -306,12 +316,7 @@ struct cuda_launch {
         block.x * block.y * block.z, smem_bytes);
     if (s != AKX_SUCCESS) return s;
     launch_config c(grid, block, smem_bytes, stream);
-    const cudaError_t e = cudaLaunchKernelEx(&c.config, kernel, static_cast<A &&>(args)...);
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    if (e != cudaSuccess)
-      return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", info.name, cudaGetErrorString(e),
-                       cudaGetErrorName(e));
-    return akx__cuda_check_launch(info.name);
+    return launch_status(info.name, cudaLaunchKernelEx(&c.config, kernel, static_cast<A &&>(args)...));
   }
 };
 template <class... P>

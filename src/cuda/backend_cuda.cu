@@ -269,9 +269,6 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 // Every family's launch, on the context's device and stream. A non-sticky error left by an
 // earlier failed call of the caller's would otherwise be reported by the launch check as this
 // call's kernel failing to launch: it is cleared first.
-// Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
-// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
-// family's kernels compiled at run time.
 // Whether the calling thread's launches are programmatic dependent launches: set for the length
 // of a family's call (akx__context_pdl), read by every launch (include/akx/device.cuh's
 // cuda_launch, src/cuda/runtime_kernels.cu's handles).
@@ -284,6 +281,9 @@ struct pdl_scope {
   pdl_scope &operator=(const pdl_scope &) = delete;
 };
 
+// Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
+// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
+// family's kernels compiled at run time.
 template <class Plan, akx_status (*launch)(const Plan *, void *),
           akx_status (*runtime)(const akx_context *, const Plan *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {

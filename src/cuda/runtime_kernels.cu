@@ -169,7 +169,7 @@ akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst
 }
 
 // Launches kernel `kid` of the module: the prebuilt path's checks (akx__cuda_prepare_launch:
-// launch bounds, the shared-memory opt-in), then cudaLaunchKernel with the arguments' addresses.
+// launch bounds, the shared-memory opt-in), then cudaLaunchKernelExC with the arguments' addresses.
 struct handles {
   const cuda_module *m;
   template <class... A>
@@ -180,12 +180,7 @@ struct handles {
     void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
     // Programmatic stream serialization as the prebuilt launches (include/akx/device.cuh).
     const akx::launch_config c(grid, block, smem, static_cast<cudaStream_t>(stream));
-    cudaError_t e = cudaLaunchKernelExC(&c.config, k, argv);
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    if (e != cudaSuccess)
-      return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", info.name, cudaGetErrorString(e),
-                       cudaGetErrorName(e));
-    return akx__cuda_check_launch(info.name);
+    return akx::launch_status(info.name, cudaLaunchKernelExC(&c.config, k, argv));
   }
 };
 
