@@ -127,6 +127,8 @@ static const char *const env_help =
     "  AKX_REDUCE_DIMS_SPLITS  1..65535: split each dims reduction over blocks (testing)\n"
     "  AKX_LOOKBACK_EPOCH      0..4294967295: the scans' first epoch (testing the wrap)\n"
     "  AKX_PDL                 1 (default) or 0: programmatic dependent launches on sm_90+\n"
+    "  AKX_ONE_LAUNCH          1 (default) or 0: reset the scans' status and take the reductions'\n"
+    "                          second pass at every call (two launches, for comparison)\n"
     "  PATH                    where --plot finds gnuplot\n";
 
 static void usage(FILE *f) {

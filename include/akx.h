@@ -205,8 +205,10 @@ void akx_context_destroy(akx_context *ctx);
 akx_status akx_context_set_stream(akx_context *ctx, void *stream);
 /* Hand the context a caller-owned device buffer as its workspace: from then on no call
  * allocates; a call needing more than `bytes` fails with AKX_ERROR_WORKSPACE_TOO_SMALL.
- * The context keeps state there from one call to the next (the scans' tile status: its
- * calls then need no reset launch): leave the buffer's bytes alone while it is set.
+ * The buffer is zeroed on the context's stream (one memset), and the context keeps state
+ * there from one call to the next (the scans' tile status, the reductions' tickets: its calls
+ * then need no reset launch, docs/one_launch.md): leave the buffer's bytes alone while it is
+ * set.
  * ptr NULL and bytes 0 return to the context's own cached, growing buffer.
  * A buffer serves one context at a time: a range that overlaps the caller workspace of
  * another live context is refused (AKX_ERROR_INVALID_ARGUMENT, naming that range) until that

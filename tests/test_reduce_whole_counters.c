@@ -29,8 +29,8 @@ static int32_t run_sum(akx_context *ctx, int64_t n, int64_t offset, const akx_re
   cr_assert_eq(akx_malloc(ctx, &dev, (size_t)(n + offset) * sizeof(float)), AKX_SUCCESS);
   cr_assert_eq(akx_memcpy(ctx, dev, host, (size_t)(n + offset) * sizeof(float), AKX_COPY_HOST_TO_DEVICE), AKX_SUCCESS);
   akx_array a = akx_vector((float *)dev + offset, AKX_FLOAT32, n);
-  /* The workspace is allocated before counting starts: its first touch is no kernel's (and
-   * its first call the two-launch path: its ticket may hold anything). */
+  /* The workspace is allocated (and zeroed) before counting starts: its first touch is no
+   * kernel's. */
   float r = 0;
   cr_assert_eq(akx_mapreduce(ctx, &a, AKX_MAP_IDENTITY, AKX_OP_ADD, o, &r, AKX_HOST), AKX_SUCCESS, "%s", akx_last_error());
   cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS);

@@ -10,7 +10,7 @@
 namespace akx {
 
 // Opts in to shared memory above 48 KiB, as the scan tiles (include/akx/scan_tile.cuh).
-constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch<long long>, true};
 
 template <class Src>
 struct findall_policy {
@@ -79,7 +79,9 @@ struct findall_kernels {
     return scan_kernels<void, void, void, void>{}.init(status, tiles, stream);
   }
   akx_status tile(const akx__findall_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (scan_tile_kernel<findall_policy<Src>>),
+    return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, void, void>(findall_info),
+                                            scan_load_batch<long long>, p.items_per_thread)),
+                      (scan_tile_kernel<findall_policy<Src>>),
                       dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
                       findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
                       scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)), p.epoch,

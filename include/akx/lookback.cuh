@@ -26,8 +26,9 @@
 // of the call that published it, and a tile takes a node only when its flag holds its own
 // call's epoch, so the flags an earlier call left behind read as "not yet". The host gives
 // every call a new epoch (src/core/workspace.c, akx__workspace_lookback) and launches the
-// reset kernel below only when the flags may hold bytes that are not an earlier epoch (a new,
-// grown or caller-set workspace, another family's use, a failed call) or the epoch wrapped.
+// reset kernel below only when the flags may hold bytes that are not an earlier epoch or 0
+// (another family's use, a failed call; a new, grown or caller-set workspace is zeroed by a
+// memset instead) or the epoch wrapped.
 // The ticket is put back to 0 by the tile that draws the last one (scan_tile_body).
 #pragma once
 #include "akx/block_limits.h"

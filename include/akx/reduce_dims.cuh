@@ -59,20 +59,25 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
 // One warp finishes output o from its splits' partials, in split order: lane l folds splits
 // l, l + 32, ..., then the warp reduction. The second pass's body and a column's last split's:
 // one tree, so one launch and two give the same bits. (A thread per output would walk them one
-// dependent step at a time: 1000 splits of three outputs took the model 200 us.) Four loads
-// are in flight before their combines, which still come in split order: with one, a warp per
-// output was latency-bound (the model: 45 us for 32 outputs of about 1000 splits).
+// dependent step at a time: 1000 splits of three outputs took the model 200 us.) Loads come
+// in batches of finish_loads_in_flight before their combines, which still come in split order
+// (the batch changes when a load is issued, never the fold): a lane's ceil(splits / 32) loads
+// take ceil(that / 8) round trips. With one in flight, 32 outputs of about 1000 splits took
+// the model 45 us; with four, 12.8 us (8 rounds).
+constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT;
 template <class Acc, class Op>
 AKX_DEVICE void finish_output(const akx__reduce_dims_plan &p, int64_t o, int lane) {
   const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
   Acc v = Op::template identity<Acc>();
-  int32_t s = lane;
-  for (; s + 96 < p.splits; s += 128) {
-    const Acc x0 = gld(partials + s), x1 = gld(partials + s + 32), x2 = gld(partials + s + 64),
-              x3 = gld(partials + s + 96);
-    v = Op::apply(Op::apply(Op::apply(Op::apply(v, x0), x1), x2), x3);
+  for (int32_t s = lane; s < p.splits; s += 32 * finish_loads_in_flight) {
+    Acc x[finish_loads_in_flight];
+#pragma unroll
+    for (int u = 0; u < finish_loads_in_flight; ++u)
+      x[u] = s + 32 * u < p.splits ? gld(partials + s + 32 * u) : Op::template identity<Acc>();
+#pragma unroll
+    for (int u = 0; u < finish_loads_in_flight; ++u)
+      if (s + 32 * u < p.splits) v = Op::apply(v, x[u]);
   }
-  for (; s < p.splits; s += 32) v = Op::apply(v, gld(partials + s));
   v = warp_reduce<Op>(v);
   if (lane == 0)
     finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
@@ -119,7 +124,7 @@ constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_
 constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 4, false, "reduce_dims_finish"};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, finish_loads_in_flight, false, "reduce_dims_finish"};
 
 // ---- rows body: G threads per output over a contiguous reduction ------------------------------
 // The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is

@@ -77,11 +77,13 @@ struct scan_kernels {
     const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
     const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
     if (segmented)
-      return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_slices_info)),
+      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_slices_info), scan_load_batch<Acc>,
+                                              p.items_per_thread)),
                         (scan_tile_kernel<scan_policy<Src, Dst, seg_scan<Op, Acc>>>), grid, block,
                         (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, seg_scan<Op, Acc>>::from_plan(p),
                         p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
-    return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_tile_info)),
+    return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_tile_info), scan_load_batch<Acc>,
+                                            p.items_per_thread)),
                       (scan_tile_kernel<scan_policy<Src, Dst, plain_scan<Op, Acc>>>), grid, block,
                       (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
                       p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);

@@ -19,17 +19,28 @@
 namespace akx {
 
 // Loads in flight per thread in the striped load: a batch of this many elements is loaded
-// into registers before any is stored to shared memory (ipt is a run-time value, so the
-// compiler cannot hoist the loads of an unknown trip count by itself).
-constexpr int scan_load_batch = 8;
+// into registers, as accumulators, before any is stored to shared memory (ipt is a run-time
+// value, so the compiler cannot hoist the loads of an unknown trip count by itself). 16 for
+// accumulators of 4 bytes or less: a float32 tile's 16 items all in flight, as CUB's sm_90
+// scan policy keeps its 15 (with 8, a 10^6 float32 scan had 2 MB in flight where the H200
+// needs 6 MB: the model priced its loads at a third of the bandwidth); 8 above (64 to 128
+// bytes of registers), which is every item of the 8- and 16-byte tiles (tuning.c).
+template <class Acc>
+constexpr int scan_load_batch = sizeof(Acc) <= 4 ? 16 : 8;
+// A tile launch's declaration with the loads it keeps in flight: the batch, or fewer when
+// the tile has fewer items per thread.
+AKX_HD constexpr kernel_info with_loads_in_flight(kernel_info k, int batch, int32_t ipt) {
+  k.loads_in_flight = batch < ipt ? batch : ipt;
+  return k;
+}
 
 // Launch bounds: the scan families' largest block (include/akx/block_limits.h). Registers: each
 // launch takes its instance's from include/akx/kernel_resources.inc (resourced); the declared
 // figures are the float32 sum's there (CUDA 13.0, sm_90). The tiles opt in to shared memory
 // above 48 KiB: the runs of a large tile and the static scratch together may pass it
 // (src/scan/tile_shared.cpp checks the sum against the device).
-constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch, true};
-constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch, true};
+constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, 16, true};
+constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, 16, true};
 
 // Offset of slice s's first element.
 AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
@@ -140,20 +151,21 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
 
   // 1. striped load, scan_load_batch loads in flight
   {
+    constexpr int batch = scan_load_batch<Acc>;
     striped_walk w(tid, bd, ipt);
     slice_cursor c;
     c.start(base + tid, p.n);
-    for (int32_t j0 = 0; j0 < ipt; j0 += scan_load_batch) {
-      Acc x[scan_load_batch];
+    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
+      Acc x[batch];
 #pragma unroll
-      for (int u = 0; u < scan_load_batch; ++u) {
+      for (int u = 0; u < batch; ++u) {
         const int64_t e = (int64_t)(j0 + u) * bd + tid;
         x[u] = S::acc_identity();
         if (j0 + u < ipt && e < valid) x[u] = p.load(c);
         if (j0 + u < ipt) c.step(p.d_slice, p.d_i, p.n);
       }
 #pragma unroll
-      for (int u = 0; u < scan_load_batch; ++u) {
+      for (int u = 0; u < batch; ++u) {
         if (j0 + u < ipt) {
           tile.st(layout.pos(w.run, w.k), wide<Acc>{x[u]});
           w.next();

@@ -24,6 +24,10 @@ typedef struct {
   uint32_t lookback_epoch; /* AKX_LOOKBACK_EPOCH: the epoch before a context's first scan */
   int32_t pdl;          /* AKX_PDL: 1 (default) launches programmatic dependent launches where
                            the device has them (sm_90+), 0 plain launches */
+  int32_t one_launch;   /* AKX_ONE_LAUNCH: 1 (default) trusts the status and tickets a completed
+                           call left (docs/one_launch.md), 0 resets them at every call: the
+                           scans' reset kernel, the reductions' second pass (as before one
+                           launch per call: for comparisons) */
 } akx__settings;
 /* Whether ctx's launches are programmatic dependent launches (include/akx/device.cuh): the
  * device (or the sim's profile) is sm_90+ and AKX_PDL is not 0. */
@@ -99,6 +103,9 @@ struct akx__backend {
   akx_status (*free)(akx_context *ctx, void *ptr);
   akx_status (*memcpy)(akx_context *ctx, void *dst, const void *src, size_t bytes,
                        akx_copy_kind k);
+  /* Enqueues zeros over [ptr, ptr + bytes) of device memory on the context's stream (the
+   * workspace's fresh bytes: src/core/workspace.c). */
+  akx_status (*zero)(akx_context *ctx, void *ptr, size_t bytes);
   akx_status (*synchronize)(akx_context *ctx);
   akx_status (*set_stream)(akx_context *ctx, void *stream);
   /* *capturing = 1 while work enqueued on the context's stream would be captured into a CUDA

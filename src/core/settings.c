@@ -72,6 +72,8 @@ akx_status akx__read_settings(akx__settings *s) {
   s->lookback_epoch = (uint32_t)n;
   AKX_TRY(number("AKX_PDL", 0, 1, "0 or 1", 1, &n));
   s->pdl = (int32_t)n;
+  AKX_TRY(number("AKX_ONE_LAUNCH", 0, 1, "0 or 1", 1, &n));
+  s->one_launch = (int32_t)n;
   return AKX_SUCCESS;
 }
 

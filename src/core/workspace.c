@@ -111,7 +111,10 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   const size_t grown = bytes < 4096 ? 4096 : bytes;
   void *fresh = NULL;
   AKX_TRY(ctx->be->malloc(ctx, &fresh, grown));
-  const akx_status s = drop_cached(ctx);
+  /* Zeros are the status of a reset and tickets put back: the call that grew the buffer then
+   * runs in one launch, as every later one (one memset per growth, not a launch per call). */
+  akx_status s = ctx->be->zero(ctx, fresh, grown);
+  if (s == AKX_SUCCESS) s = drop_cached(ctx);
   if (s != AKX_SUCCESS) {
     (void)ctx->be->free(ctx, fresh);
     return s;
@@ -119,8 +122,8 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   ctx->ws.ptr = fresh;
   ctx->ws.bytes = grown;
   ctx->ws.allocations++;
-  ctx->ws.status_tiles = 0; /* a new buffer: its bytes are anything */
-  ctx->ws.zero_bytes = 0;
+  ctx->ws.status_tiles = 0;
+  ctx->ws.zero_bytes = grown;
   ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
@@ -185,10 +188,12 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
  * refused or interrupted call leaves a ticket that is not 0, or half of its flags). */
 akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call) {
   AKX_TRY(take(ctx, bytes, &call->status));
-  const int64_t known = ctx->ws.status_tiles;
+  int64_t known = ctx->ws.status_tiles;
+  /* Zeros (a fresh buffer's, src/core/workspace.c's grow) are what the reset writes. */
+  if (known < tiles && ctx->ws.zero_bytes >= akx__lookback_flags_end(tiles)) known = tiles;
   const size_t nodes = bytes - AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16);
   uint32_t e = ctx->ws.epoch + 1;
-  call->reset = known < tiles || e == 0 || ctx->ws.graphed;
+  call->reset = known < tiles || e == 0 || ctx->ws.graphed || !ctx->settings.one_launch;
   if (e == 0) e = 1; /* 0 is the reset's: the wrap resets every flag to it */
   /* A reset zeroes the call's own flags: the others are forgotten. */
   const int keep = !call->reset && known > tiles &&
@@ -218,7 +223,7 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *ca
  * first ticket_bytes are known 0. The partials after them overwrite the scans' flags. */
 akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero) {
   AKX_TRY(take(ctx, bytes, ptr));
-  *zero = ctx->ws.zero_bytes >= ticket_bytes && !ctx->ws.graphed;
+  *zero = ctx->ws.zero_bytes >= ticket_bytes && !ctx->ws.graphed && ctx->settings.one_launch;
   poison(ctx, *ptr, *zero ? ticket_bytes : 0, bytes);
   ctx->ws.status_tiles = 0;
   ctx->ws.zero_bytes = 0;
@@ -267,9 +272,14 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.bytes = ptr ? bytes : 0;
   ctx->ws.caller_owned = ptr != NULL;
   ctx->ws.captured = 0;
-  ctx->ws.status_tiles = 0; /* the caller's bytes are anything */
+  ctx->ws.status_tiles = 0;
   ctx->ws.zero_bytes = 0;
   ctx->ws.graphed = 0;
+  /* The caller's bytes are anything: zeros make them a reset's status, as a grown buffer's. */
+  if (ptr) {
+    AKX_TRY(ctx->be->zero(ctx, ptr, bytes));
+    ctx->ws.zero_bytes = bytes;
+  }
   return AKX_SUCCESS;
 }
 

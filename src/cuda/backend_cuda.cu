@@ -161,6 +161,15 @@ akx_status cuda_free(akx_context *ctx, void *ptr) {
   return AKX_SUCCESS;
 }
 
+akx_status cuda_zero(akx_context *ctx, void *ptr, size_t bytes) {
+  if (bytes == 0) return AKX_SUCCESS;
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
+  cudaError_t e = cudaMemsetAsync(ptr, 0, bytes, stream_of(ctx));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMemsetAsync");
+  return AKX_SUCCESS;
+}
+
 akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
   if (bytes == 0) return AKX_SUCCESS;
   device_scope scope(ctx->device);
@@ -365,6 +374,7 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_malloc,           // malloc
     cuda_free,             // free
     cuda_memcpy,           // memcpy
+    cuda_zero,             // zero
     cuda_synchronize,      // synchronize
     cuda_set_stream,       // set_stream
     cuda_is_capturing,     // is_capturing

@@ -17,6 +17,7 @@ static akx_status nocuda_memcpy(akx_context *ctx, void *dst, const void *src, si
                                 akx_copy_kind k) {
   return unavailable();
 }
+static akx_status nocuda_zero(akx_context *ctx, void *ptr, size_t bytes) { return unavailable(); }
 static akx_status nocuda_synchronize(akx_context *ctx) { return unavailable(); }
 static akx_status nocuda_set_stream(akx_context *ctx, void *stream) { return unavailable(); }
 static akx_status nocuda_is_capturing(const akx_context *ctx, int *capturing) {
@@ -51,6 +52,7 @@ const akx__backend akx__backend_cuda = {
     .malloc = nocuda_malloc,
     .free = nocuda_free,
     .memcpy = nocuda_memcpy,
+    .zero = nocuda_zero,
     .synchronize = nocuda_synchronize,
     .set_stream = nocuda_set_stream,
     .is_capturing = nocuda_is_capturing,

@@ -313,12 +313,12 @@ static size_t ticket_bytes(const akx__reduce_dims_plan *p) { return (size_t)p->b
 
 /* Rounds of loads a lane of a column's last block waits for, one after another, when it
  * finishes the column in the launch (a warp per output, the block's warps over the column's
- * outputs, four partials in flight per lane: include/akx/reduce_dims.cuh, finish_output), at
- * most: beyond, the finish is a second launch, whose warps take an output each across the
- * device. One block finishing a column of 32 outputs split 1000 ways would wait for 32 rounds,
- * four times the second launch's 8 (its 32 warps run side by side), and a round trip
- * (dram_latency_ns, 0.6 us on the h200 profile) is a good part of the launch it saves (1 to
- * 2 us): 4 rounds. */
+ * outputs, AKX__FINISH_LOADS_IN_FLIGHT partials in flight per lane: include/akx/reduce_dims.cuh,
+ * finish_output), at most: beyond, the finish is a second launch, whose warps take an output
+ * each across the device. One block finishing a column of 32 outputs split 1000 ways would
+ * wait for 16 rounds, four times the second launch's 4 (its 32 warps run side by side), and a
+ * round trip (dram_latency_ns, 0.6 us on the h200 profile; 1.5 us loaded) is a good part of
+ * the launch it saves (1 to 2 us): 4 rounds. */
 #define AKX__FINISH_ROUNDS 4
 static int finish_fits_the_last_block(const akx__reduce_dims_plan *p) {
   const int64_t per_block = p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS
@@ -326,7 +326,8 @@ static int finish_fits_the_last_block(const akx__reduce_dims_plan *p) {
   const int64_t warps = p->block_size / 32;
   const int64_t outputs_per_warp = (min64(per_block, p->n_out) + warps - 1) / warps;
   const int64_t loads_per_lane = (p->splits + 31) / 32;
-  return outputs_per_warp * ((loads_per_lane + 3) / 4) <= AKX__FINISH_ROUNDS;
+  const int64_t rounds = (loads_per_lane + AKX__FINISH_LOADS_IN_FLIGHT - 1) / AKX__FINISH_LOADS_IN_FLIGHT;
+  return outputs_per_warp * rounds <= AKX__FINISH_ROUNDS;
 }
 
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,

@@ -159,6 +159,11 @@ akx_status sim_memcpy(akx_context *, void *dst, const void *src, size_t bytes, a
   return AKX_SUCCESS;
 }
 
+akx_status sim_zero(akx_context *, void *ptr, size_t bytes) {
+  memset(ptr, 0, bytes);
+  return AKX_SUCCESS;
+}
+
 akx_status sim_synchronize(akx_context *) { return AKX_SUCCESS; }
 
 akx_status sim_set_stream(akx_context *, void *stream) {
@@ -250,6 +255,7 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_malloc,
     akx::sim::sim_free,
     akx::sim::sim_memcpy,
+    akx::sim::sim_zero,
     akx::sim::sim_synchronize,
     akx::sim::sim_set_stream,
     akx::sim::sim_is_capturing,
