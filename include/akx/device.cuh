@@ -92,6 +92,13 @@ struct kernel_info {
 };
 AKX_CONSTEXPR kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
 AKX_CONSTEXPR kernel_info kernel_info_of(const kernel_info &k) { return k; }
+// A launch's declaration with the loads its instance keeps in flight, where they depend on the
+// instance (its accumulator's size) or the launch (a tile's items per thread): batch, or
+// `most` when fewer.
+AKX_CONSTEXPR kernel_info with_loads_in_flight(kernel_info k, int batch, int32_t most) {
+  k.loads_in_flight = batch < most ? batch : most;
+  return k;
+}
 }  // namespace akx
 
 #if defined(__CUDACC__)

@@ -95,10 +95,12 @@ typedef struct {
   int32_t one_launch; /* the tickets are 0: each column's last split finishes it (else pass 2) */
   akx__finish finish; /* dst, dst dtype, init, fold */
 } akx__reduce_dims_plan;
-/* A split dims reduction's finish keeps this many of a lane's partials in flight
- * (include/akx/reduce_dims.cuh, finish_output); the planner counts its rounds of loads with it
- * (src/reduce/reduce_dims.c, finish_fits_the_last_block). */
-#define AKX__FINISH_LOADS_IN_FLIGHT 8
+/* A split dims reduction's finish keeps this many of a lane's partials in flight, for an
+ * accumulator of acc_bytes (include/akx/reduce_dims.cuh, finish_output); the planner counts its
+ * rounds of loads with it (src/reduce/reduce_dims.c, finish_fits_the_last_block). 4 for 16-byte
+ * accumulators and larger: with 8, the rows kernel of complex sources (the finish is inlined
+ * there, under its 64-register bound) spilled (ptxas, sm_90). */
+#define AKX__FINISH_LOADS_IN_FLIGHT(acc_bytes) ((acc_bytes) >= 16 ? 4 : 8)
 
 /* Elements of an N-d index space, innermost dim last: offset(i) = sum of the digits of i
  * (mixed radix over shape, innermost varying fastest) times the strides. */

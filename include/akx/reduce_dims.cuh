@@ -64,18 +64,20 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
 // (the batch changes when a load is issued, never the fold): a lane's ceil(splits / 32) loads
 // take ceil(that / 8) round trips. With one in flight, 32 outputs of about 1000 splits took
 // the model 45 us; with four, 12.8 us (8 rounds).
-constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT;
+template <class Acc>
+constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT(sizeof(Acc));
 template <class Acc, class Op>
 AKX_DEVICE void finish_output(const akx__reduce_dims_plan &p, int64_t o, int lane) {
+  constexpr int batch = finish_loads_in_flight<Acc>;
   const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
   Acc v = Op::template identity<Acc>();
-  for (int32_t s = lane; s < p.splits; s += 32 * finish_loads_in_flight) {
-    Acc x[finish_loads_in_flight];
+  for (int32_t s = lane; s < p.splits; s += 32 * batch) {
+    Acc x[batch];
 #pragma unroll
-    for (int u = 0; u < finish_loads_in_flight; ++u)
+    for (int u = 0; u < batch; ++u)
       x[u] = s + 32 * u < p.splits ? gld(partials + s + 32 * u) : Op::template identity<Acc>();
 #pragma unroll
-    for (int u = 0; u < finish_loads_in_flight; ++u)
+    for (int u = 0; u < batch; ++u)
       if (s + 32 * u < p.splits) v = Op::apply(v, x[u]);
   }
   v = warp_reduce<Op>(v);
@@ -124,7 +126,7 @@ constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_
 constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, finish_loads_in_flight, false, "reduce_dims_finish"};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 8, false, "reduce_dims_finish"};
 
 // ---- rows body: G threads per output over a contiguous reduction ------------------------------
 // The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is
@@ -295,7 +297,8 @@ struct reduce_dims_kernels {
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info)),
+    return AKX_LAUNCH((with_loads_in_flight(resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info),
+                                            finish_loads_in_flight<Acc>, finish_loads_in_flight<Acc>)),
                       (reduce_dims_finish_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
   }
 };

@@ -27,12 +27,6 @@ namespace akx {
 // bytes of registers), which is every item of the 8- and 16-byte tiles (tuning.c).
 template <class Acc>
 constexpr int scan_load_batch = sizeof(Acc) <= 4 ? 16 : 8;
-// A tile launch's declaration with the loads it keeps in flight: the batch, or fewer when
-// the tile has fewer items per thread.
-AKX_HD constexpr kernel_info with_loads_in_flight(kernel_info k, int batch, int32_t ipt) {
-  k.loads_in_flight = batch < ipt ? batch : ipt;
-  return k;
-}
 
 // Launch bounds: the scan families' largest block (include/akx/block_limits.h). Registers: each
 // launch takes its instance's from include/akx/kernel_resources.inc (resourced); the declared

@@ -320,13 +320,14 @@ static size_t ticket_bytes(const akx__reduce_dims_plan *p) { return (size_t)p->b
  * round trip (dram_latency_ns, 0.6 us on the h200 profile; 1.5 us loaded) is a good part of
  * the launch it saves (1 to 2 us): 4 rounds. */
 #define AKX__FINISH_ROUNDS 4
-static int finish_fits_the_last_block(const akx__reduce_dims_plan *p) {
+static int finish_fits_the_last_block(const akx__reduce_dims_plan *p, size_t acc_bytes) {
   const int64_t per_block = p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS
                                 ? p->block_size / p->width : p->width;
   const int64_t warps = p->block_size / 32;
   const int64_t outputs_per_warp = (min64(per_block, p->n_out) + warps - 1) / warps;
   const int64_t loads_per_lane = (p->splits + 31) / 32;
-  const int64_t rounds = (loads_per_lane + AKX__FINISH_LOADS_IN_FLIGHT - 1) / AKX__FINISH_LOADS_IN_FLIGHT;
+  const int64_t in_flight = AKX__FINISH_LOADS_IN_FLIGHT(acc_bytes);
+  const int64_t rounds = (loads_per_lane + in_flight - 1) / in_flight;
   return outputs_per_warp * rounds <= AKX__FINISH_ROUNDS;
 }
 
@@ -380,7 +381,7 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
    * to 0 for the next call. */
   void *ws;
   AKX_TRY(akx__workspace_ticket(ctx, workspace_bytes(ctx, &p, c.user, opts), ticket_bytes(&p), &ws, &p.one_launch));
-  if (!finish_fits_the_last_block(&p)) p.one_launch = 0;
+  if (!finish_fits_the_last_block(&p, akx__acc_size(c.acc, c.user))) p.one_launch = 0;
   p.tickets = ws;
   p.partials = (char *)ws + AKX__ROUND_UP(ticket_bytes(&p), 256);
   AKX_TRY(ctx->be->reduce_dims(ctx, &p));
