@@ -60,10 +60,11 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
 // l, l + 32, ..., then the warp reduction. The second pass's body and a column's last split's:
 // one tree, so one launch and two give the same bits. (A thread per output would walk them one
 // dependent step at a time: 1000 splits of three outputs took the model 200 us.) Loads come
-// in batches of finish_loads_in_flight before their combines, which still come in split order
-// (the batch changes when a load is issued, never the fold): a lane's ceil(splits / 32) loads
-// take ceil(that / 8) round trips. With one in flight, 32 outputs of about 1000 splits took
-// the model 45 us; with four, 12.8 us (8 rounds).
+// in batches of finish_loads_in_flight (include/akx/plan.h: 8, or 4 for 16-byte accumulators)
+// before their combines, which still come in split order (the batch changes when a load is
+// issued, never the fold): a lane's ceil(splits / 32) loads take ceil(that / batch) round
+// trips. 32 outputs of about 1000 splits of float32 took the model 45 us with one in flight,
+// 12.8 us with four (8 rounds), 6.9 us with eight (4 rounds).
 template <class Acc>
 constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT(sizeof(Acc));
 template <class Acc, class Op>
