@@ -9,7 +9,8 @@
  *    every dtype, over 1, 2 and many blocks, contiguous and strided;
  *  - so is a reduction along dims split over several blocks per output, once its column
  *    tickets are known to be 0: on every dtype, both kernel bodies, a column of outputs and
- *    one more, reductions that do not divide among the splits;
+ *    one more, reductions that do not divide among the splits, three splits (one level of
+ *    finish) and hundreds (two: groups of splits, then the column);
  *  - calls of every family back to back on one workspace, in a random order and of random
  *    sizes, stay right (the file's random-schedule copy runs them under a shuffled schedule);
  *    so do calls after a refused one, after an interrupted launch, and across the wrap of the
@@ -351,25 +352,29 @@ static void dims_bits(akx_dtype dt, akx_dtype acc, const void *h, void *src, int
 }
 
 Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_one) {
-  /* Three splits per output (forced), reductions of 7 and 40 (neither divides by 3), each
-   * kernel body: the tile body's columns of 32 outputs (33: a second column of blocks), its
-   * 8-output tiles, a thread per output; the rows body with a warp per output and with a block
-   * per output (2 outputs: 2 columns). The two-launch path (AKX_ONE_LAUNCH=0), then one
-   * launch, the same bits. A
-   * column whose last block would wait for more than 4 rounds of loads to finish it (40
-   * outputs of a block of 256, a thread per output: 5 per warp) keeps its second launch
-   * (src/reduce/reduce_dims.c, finish_fits_the_last_block), with the same bits. */
+  /* Forced splits, every kernel body: the tile body's columns of 32 outputs (33: a second
+   * column of blocks), its 8-output tiles, a thread per output; the rows body with a warp per
+   * output and with a block per output (2 outputs: 2 columns). Three splits (reductions of 7
+   * and 40: neither divides by 3): the finish's one level. Hundreds of splits (more than there
+   * are elements to some: empty splits): its two levels, groups of splits (src/reduce/
+   * reduce_dims.c, finish_tree). The two-launch path (AKX_ONE_LAUNCH=0), then one launch, the
+   * same bits, each against the host reference. */
   const struct {
     int64_t rows, cols;
     int rdim;
-    const char *shape;    /* AKX_REDUCE_DIMS_SHAPE, or NULL: the selector's */
-    uint64_t again;       /* launches of the second call */
-  } cases[] = {{7, 33, 0, "columns", 1}, {40, 2, 0, "tiled", 1}, {40, 9, 0, NULL, 1},
-               {7, 40, 0, NULL, 2},      {33, 7, 1, NULL, 1},    {2, 40, 1, "rows", 1}};
-  int compared = 0;
+    const char *shape;  /* AKX_REDUCE_DIMS_SHAPE, or NULL: the selector's */
+    const char *splits; /* AKX_REDUCE_DIMS_SPLITS */
+    int tree;           /* two levels (groups > 1) */
+  } cases[] = {{7, 33, 0, "columns", "3", 0},        {40, 2, 0, "tiled", "3", 0},
+               {40, 9, 0, NULL, "3", 0},             {7, 40, 0, NULL, "3", 0},
+               {33, 7, 1, NULL, "3", 0},             {2, 40, 1, "rows", "3", 0},
+               {613, 33, 0, "columns", "300", 1},    {2000, 9, 0, "tiled", "1000", 1},
+               {613, 40, 0, "per_thread", "130", 1}, {3, 2601, 1, "warp_rows", "1100", 1},
+               {2, 5003, 1, "rows", "1100", 1}};
+  int compared = 0, trees = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     tfx_close(ctx);
-    setenv("AKX_REDUCE_DIMS_SPLITS", "3", 1);
+    setenv("AKX_REDUCE_DIMS_SPLITS", cases[c].splits, 1);
     if (cases[c].shape) setenv("AKX_REDUCE_DIMS_SHAPE", cases[c].shape, 1);
     else unsetenv("AKX_REDUCE_DIMS_SHAPE");
     ctx = tfx_open(); /* one_launch() reads the settings again: the case's stay set */
@@ -388,12 +393,15 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
       akx__reduce_dims_plan plan;
       cr_assert_eq(akx__reduce_dims_plan_shape(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &plan), AKX_SUCCESS,
                    "%s: %s", ref_name(dt), akx_last_error());
-      char what[128];
-      snprintf(what, sizeof what, "%s, %lldx%lld along dim %d (%s)", ref_name(dt), (long long)rows, (long long)cols,
-               rdim, akx__reduce_dims_shape_name(plan.shape));
-      cr_assert_eq(plan.splits, 3, "%s: %d splits", what, plan.splits);
+      char what[160];
+      snprintf(what, sizeof what, "%s, %lldx%lld along dim %d (%s, %d splits, %d groups of %d)", ref_name(dt),
+               (long long)rows, (long long)cols, rdim, akx__reduce_dims_shape_name(plan.shape), plan.splits,
+               plan.groups, plan.group_splits);
+      cr_assert_eq(plan.splits, atoi(cases[c].splits), "%s: not the forced splits", what);
       if (cases[c].shape)
         cr_assert_str_eq(akx__reduce_dims_shape_name(plan.shape), cases[c].shape, "%s: not the forced shape", what);
+      cr_assert_eq(plan.groups > 1, cases[c].tree, "%s: expected %s", what, cases[c].tree ? "two levels" : "one level");
+      trees += plan.groups > 1;
       const size_t out_bytes = (size_t)(dshape[0] * dshape[1]) * asz;
       unsigned char *two = tfx_xmalloc(out_bytes), *one = tfx_xmalloc(out_bytes);
       uint64_t l2 = 0, l1 = 0;
@@ -402,9 +410,8 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
       one_launch(1);
       dims_bits(dt, acc, h, src, rows, cols, rdim, one, &l1, what);
       cr_expect_eq(l2, 2u, "%s: the two-launch path took %llu launches", what, (unsigned long long)l2);
-      cr_expect_eq(l1, cases[c].again, "%s: the one-launch call took %llu launches, expected %llu", what,
-                   (unsigned long long)l1, (unsigned long long)cases[c].again);
-      cr_expect(memcmp(one, two, out_bytes) == 0, "%s: the second call and the first give different bits", what);
+      cr_expect_eq(l1, 1u, "%s: the one-launch call took %llu launches", what, (unsigned long long)l1);
+      cr_expect(memcmp(one, two, out_bytes) == 0, "%s: one launch and two give different bits", what);
       compared++;
       free(one);
       free(two);
@@ -412,7 +419,27 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
       tfx_free(ctx, src);
     }
   }
-  cr_expect_gt(compared, 60, "only %d results compared", compared);
+  cr_expect_gt(compared, 120, "only %d results compared", compared);
+  cr_expect_gt(trees, 50, "only %d results through two levels", trees);
+}
+
+Test(one_launch, split_dims_sum_of_hundreds_of_splits_is_one_launch_from_the_first_call) {
+  /* The selector's own splits (akx-model-calls' split dims sum at 10^6: column sums of
+   * 31250x32 float32, hundreds of splits of a single column of blocks): two levels, one
+   * launch on the fresh workspace and again on the one it left. */
+  akx_array s = akx_array_c(NULL, AKX_FLOAT32, 2, (int64_t[]){31250, 32});
+  akx_array d = akx_array_c(NULL, AKX_FLOAT32, 2, (int64_t[]){1, 32});
+  akx__reduce_dims_plan plan;
+  cr_assert_eq(akx__reduce_dims_plan_shape(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &plan), AKX_SUCCESS, "%s",
+               akx_last_error());
+  cr_assert_gt(plan.splits, 500, "%d splits", plan.splits);
+  cr_assert_gt(plan.groups, 1, "%d splits in one group", plan.splits);
+  for (int call = 0; call < 2; ++call) {
+    counters_reset();
+    cr_assert_eq(column_sums_checked(31250, 32, 90 + (uint64_t)call), AKX_SUCCESS, "%s", akx_last_error());
+    cr_expect_eq(launches_since(), 1u, "call %d: %llu launches (%d splits, %d groups)", call,
+                 (unsigned long long)launches_since(), plan.splits, plan.groups);
+  }
 }
 
 /* ---- programmatic dependent launch ----------------------------------------------------------- */

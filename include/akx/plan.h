@@ -91,13 +91,24 @@ typedef struct {
   int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
   int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];
   void *partials;     /* workspace: splits * n_out accumulators when splits > 1 */
-  void *tickets;      /* workspace: finished splits per column of blocks (unsigned int each) */
+  /* The finish of a split reduction (include/akx/reduce_dims.cuh, finish_groups and finish_outputs): a tree of
+   * one or two levels over each output's partials, fixed by the plan, so that one launch and
+   * two give the same bits. finish_lanes lanes fold an output's partials (a power of two up to
+   * 32: the column's outputs side by side in one block); with groups > 1, the splits come in
+   * groups of group_splits consecutive ones, each folded into group_partials[output * groups +
+   * group] (the group's last block), then the groups folded in order (the last group's). */
+  int32_t finish_lanes;
+  int32_t groups, group_splits;
+  void *group_partials; /* workspace: groups * n_out accumulators when groups > 1 */
+  /* workspace: finished splits per column of blocks, then (groups > 1) finished splits per
+   * group of each column, blocks_x * groups of them (unsigned int each) */
+  void *tickets;
   int32_t one_launch; /* the tickets are 0: each column's last split finishes it (else pass 2) */
   akx__finish finish; /* dst, dst dtype, init, fold */
 } akx__reduce_dims_plan;
 /* A split dims reduction's finish keeps this many of a lane's partials in flight, for an
- * accumulator of acc_bytes (include/akx/reduce_dims.cuh, finish_output); the planner counts its
- * rounds of loads with it (src/reduce/reduce_dims.c, finish_fits_the_last_block). 4 for 16-byte
+ * accumulator of acc_bytes (include/akx/reduce_dims.cuh, fold_partials); the planner sizes its
+ * groups with it (src/reduce/reduce_dims.c, finish_tree). 4 for 16-byte
  * accumulators and larger: with 8, the rows kernel of complex sources (the finish is inlined
  * there, under its 64-register bound) spilled (ptxas, sm_90). */
 #define AKX__FINISH_LOADS_IN_FLIGHT(acc_bytes) ((acc_bytes) >= 16 ? 4 : 8)

@@ -17,11 +17,12 @@
 //       W = 32 over outputs contiguous in no dim    "reduce_dims_strided"
 //     Threads of one output combine through shared memory, then one thread per output.
 //   Either body may split the reduction over gridDim.y blocks; each then parks a partial per
-//   output in the workspace (partials[output * splits + split], accumulator type), and a
-//   warp per output finishes them: in the same launch, the last of a column's splits to park
-//   its partials (a ticket per column of blocks, which that block puts back to 0), or, when
-//   the tickets may hold anything, a second launch ("reduce_dims_columns_finish") with the
-//   same code, so both give the same bits.
+//   output in the workspace (partials[output * splits + split], accumulator type), and a fixed
+//   tree of one or two levels finishes them (finish_groups, finish_outputs): in the same launch, the last of a
+//   column's splits to park its partials (with many splits: the last of each group of splits
+//   folds the group, the last group's block the column; tickets that those blocks put back to
+//   0), or, when the tickets may hold anything, a second launch ("reduce_dims_columns_finish")
+//   with the same code, so both give the same bits.
 // Every store to dst goes through the finishing step (include/akx/finish.cuh): init once, fold,
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
 // The map is a runtime argument (include/akx/ops.cuh, map_value), as in every reduction.
@@ -56,64 +57,140 @@ AKX_DEVICE void dims_store(const akx__reduce_dims_plan &p, int64_t o, Acc v) {
   finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)dsize);
 }
 
-// One warp finishes output o from its splits' partials, in split order: lane l folds splits
-// l, l + 32, ..., then the warp reduction. The second pass's body and a column's last split's:
-// one tree, so one launch and two give the same bits. (A thread per output would walk them one
-// dependent step at a time: 1000 splits of three outputs took the model 200 us.) Loads come
-// in batches of finish_loads_in_flight (include/akx/plan.h: 8, or 4 for 16-byte accumulators)
-// before their combines, which still come in split order (the batch changes when a load is
-// issued, never the fold): a lane's ceil(splits / 32) loads take ceil(that / batch) round
-// trips. 32 outputs of about 1000 splits of float32 took the model 45 us with one in flight,
-// 12.8 us with four (8 rounds), 6.9 us with eight (4 rounds).
+// ---- the finish of a split reduction ----------------------------------------------------------
+// Outputs of one column of blocks: a block's outputs (the rows body's blockDim / width, the
+// tile body's width; src/reduce/reduce_dims.c, outputs_per_block, is the host's copy).
+AKX_DEVICE int64_t outputs_per_block(const akx__reduce_dims_plan &p) {
+  return p.shape == AKX__DIMS_ROWS || p.shape == AKX__DIMS_WARP_ROWS ? p.block_size / p.width : p.width;
+}
+
+// q lanes (a power of two up to 32, aligned in a warp) fold `count` partials at base, in
+// order: lane sub folds sub, sub + q, ..., then a shuffle tree of width q; the result is in
+// lane sub = 0. Every lane of the warp calls it (the tree's mask names all 32); inactive
+// lanes bring the identity. Loads come in batches of finish_loads_in_flight (include/akx/plan.h:
+// 8, or 4 for 16-byte accumulators) before their combines, which still come in order (the
+// batch changes when a load is issued, never the fold): a lane's ceil(count / q) loads take
+// ceil(that / batch) round trips. 32 outputs of about 1000 splits of float32 (q = 32, one
+// level) took the model 45 us with one in flight, 12.8 us with four, 6.9 us with eight. With
+// q = 32 it is the warp tree of include/akx/warp_reduce.cuh.
 template <class Acc>
 constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT(sizeof(Acc));
-template <class Acc, class Op>
-AKX_DEVICE void finish_output(const akx__reduce_dims_plan &p, int64_t o, int lane) {
+template <class Acc, class Op, int Q>
+AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int sub) {
   constexpr int batch = finish_loads_in_flight<Acc>;
-  const Acc *partials = static_cast<const Acc *>(p.partials) + o * p.splits;
   Acc v = Op::template identity<Acc>();
-  for (int32_t s = lane; s < p.splits; s += 32 * batch) {
-    Acc x[batch];
+  if (active) {
+    for (int32_t s = sub; s < count; s += Q * batch) {
+      Acc x[batch];
 #pragma unroll
-    for (int u = 0; u < batch; ++u)
-      x[u] = s + 32 * u < p.splits ? gld(partials + s + 32 * u) : Op::template identity<Acc>();
+      for (int u = 0; u < batch; ++u) x[u] = s + Q * u < count ? gld(base + s + Q * u) : Op::template identity<Acc>();
 #pragma unroll
-    for (int u = 0; u < batch; ++u)
-      if (s + 32 * u < p.splits) v = Op::apply(v, x[u]);
+      for (int u = 0; u < batch; ++u)
+        if (s + Q * u < count) v = Op::apply(v, x[u]);
+    }
   }
-  v = warp_reduce<Op>(v);
-  if (lane == 0)
+#pragma unroll
+  for (int off = Q >> 1; off > 0; off >>= 1) v = Op::apply(v, shfl_down(FULL_MASK, v, off, Q));
+  return v;
+}
+// The lane count as a constant: the batch's loads then take their offsets in the instruction
+// (Q * u * sizeof(Acc)), where a run-time one needs an address register per load in flight, which
+// spilled the rows kernels of 2-byte floats into int64 counts under their 64 registers (ptxas,
+// sm_90). count is at most the splits (gridDim.y <= 65535): 32-bit positions.
+template <class Acc, class Op>
+AKX_DEVICE Acc fold_partials(const Acc *base, int32_t count, bool active, int q, int sub) {
+  switch (q) {
+    case 32: return fold_lanes<Acc, Op, 32>(base, count, active, sub);
+    case 16: return fold_lanes<Acc, Op, 16>(base, count, active, sub);
+    case 8: return fold_lanes<Acc, Op, 8>(base, count, active, sub);
+    case 4: return fold_lanes<Acc, Op, 4>(base, count, active, sub);
+    case 2: return fold_lanes<Acc, Op, 2>(base, count, active, sub);
+    default: return fold_lanes<Acc, Op, 1>(base, count, active, sub);
+  }
+}
+
+// The levels of a column's finish, each by the whole block (every thread calls it), with
+// finish_lanes lanes per (output, group): the planner keeps finish_lanes * outputs_per_block <=
+// blockDim, so a column's outputs are folded side by side, in one pass.
+// Groups [g_begin, g_end) of each of the column's outputs, each from its group_splits splits,
+// into group_partials, as many groups side by side as the block holds.
+template <class Acc, class Op>
+AKX_DEVICE void finish_groups(const akx__reduce_dims_plan &p, int64_t column, int32_t g_begin, int32_t g_end) {
+  const int q = p.finish_lanes, sub = (int)threadIdx.x & (q - 1), slot = (int)threadIdx.x / q;
+  const int64_t per_block = outputs_per_block(p), first = column * per_block;
+  const int outs = (int)(per_block < p.n_out - first ? per_block : p.n_out - first);
+  const int slots = (int)blockDim.x / q, per_pass = slots / outs > 1 ? slots / outs : 1;
+  const int gi = slot / outs, j = slot - gi * outs;
+  const Acc *partials = static_cast<const Acc *>(p.partials);
+  Acc *group_partials = static_cast<Acc *>(p.group_partials);
+  for (int32_t g0 = g_begin; g0 < g_end; g0 += per_pass) {  // block-uniform
+    const int32_t g = g0 + gi;
+    const bool active = gi < per_pass && g < g_end;
+    const int64_t o = first + (active ? j : 0);
+    const int32_t s0 = (active ? g : g_begin) * p.group_splits;
+    const int32_t count = p.splits - s0 < p.group_splits ? p.splits - s0 : p.group_splits;
+    const Acc v = fold_partials<Acc, Op>(partials + o * p.splits + s0, count, active, q, sub);
+    if (active && sub == 0) gst(group_partials + o * p.groups + g, v);
+  }
+}
+// Each of the column's outputs from its groups' partials (or, with one group, from its
+// splits'), stored to dst through the finishing step. One pass and no loop: the finishing
+// step is an out-of-line call (include/akx/finish.cuh), and a loop's state live across it
+// spilled (ptxas, sm_90).
+template <class Acc, class Op>
+AKX_DEVICE void finish_outputs(const akx__reduce_dims_plan &p, int64_t column) {
+  const int q = p.finish_lanes, sub = (int)threadIdx.x & (q - 1), slot = (int)threadIdx.x / q;
+  const int64_t per_block = outputs_per_block(p), first = column * per_block;
+  const int outs = (int)(per_block < p.n_out - first ? per_block : p.n_out - first);
+  const bool active = slot < outs;
+  const int64_t o = first + (active ? slot : 0);
+  const Acc *base = p.groups > 1 ? static_cast<const Acc *>(p.group_partials) + o * p.groups
+                                 : static_cast<const Acc *>(p.partials) + o * p.splits;
+  const Acc v = fold_partials<Acc, Op>(base, p.groups > 1 ? p.groups : p.splits, active, q, sub);
+  if (active && sub == 0)
     finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
 }
 
-// After a split block parked the partials of its `per_block` outputs: with tickets, the last
-// of the column's splits to park them finishes the column's outputs, a warp per output. The
-// ticket is taken after the partials are released (the block's stores, a barrier, then thread
-// 0's __threadfence and atomic: include/akx/device.cuh's rules); the last block acquires every
-// split's partials (a fence after the atomic that read the count) before its threads read them
-// after a barrier (__syncthreads_or carries thread 0's verdict: no shared word). Splits are
-// never waited for; the last block puts the ticket back to 0 for the next call.
-template <class Acc, class Op>
-AKX_DEVICE void finish_column_if_last(const akx__reduce_dims_plan &p, int64_t per_block) {
-  if (p.splits <= 1 || !p.one_launch) return;
-  __syncthreads();  // every partial of the block stored
+// True in every thread of the block that is the last of `arrivals` blocks to take the ticket,
+// which it then puts back to 0 for the next call. The block's earlier stores are released
+// before the ticket (a barrier, then thread 0's __threadfence and atomic: include/akx/device.cuh's
+// rules); the last block acquires the others' (a fence after the atomic that read the count)
+// before its threads read them after a barrier (__syncthreads_or carries thread 0's verdict: no
+// shared word). Nobody waits for anybody.
+AKX_DEVICE bool last_to_arrive(unsigned int *ticket, unsigned int arrivals) {
+  __syncthreads();  // every store of the block made
   int is_last = 0;
   if (threadIdx.x == 0) {
-    unsigned int *ticket = static_cast<unsigned int *>(p.tickets) + blockIdx.x;
-    __threadfence();  // release: the block's partials before its ticket
-    is_last = atomicAdd(ticket, 1u) + 1 == gridDim.y;
+    __threadfence();  // release: the block's stores before its ticket
+    is_last = atomicAdd(ticket, 1u) + 1 == arrivals;
     if (is_last) {
       atomicExch(ticket, 0u);
-      __threadfence();  // acquire: every split's partials, released before its ticket
+      __threadfence();  // acquire: every arrival's stores, released before its ticket
     }
   }
-  if (!__syncthreads_or(is_last)) return;
-  const int warps = (int)blockDim.x >> 5, lane = (int)threadIdx.x & 31;
-  for (int64_t j = (int)threadIdx.x >> 5; j < per_block; j += warps) {
-    const int64_t o = (int64_t)blockIdx.x * per_block + j;
-    if (o >= p.n_out) break;  // the whole warp: o grows with j
-    finish_output<Acc, Op>(p, o, lane);
+  return __syncthreads_or(is_last) != 0;
+}
+
+// After a split block parked the partials of its column's outputs, with tickets: one group
+// (at most 3 rounds of loads for one lane: src/reduce/reduce_dims.c, finish_tree), the
+// column's last split finishes the column; more, the group's last split folds the group, and
+// the column's last group to be folded finishes the column from the groups.
+template <class Acc, class Op>
+AKX_DEVICE void finish_column_if_last(const akx__reduce_dims_plan &p) {
+  if (p.splits <= 1 || !p.one_launch) return;
+  unsigned int *tickets = static_cast<unsigned int *>(p.tickets);
+  const int64_t column = blockIdx.x;
+  if (p.groups > 1) {
+    const int32_t g = (int32_t)(blockIdx.y / (unsigned)p.group_splits);
+    const int32_t left = p.splits - g * p.group_splits;
+    const unsigned members = (unsigned)(left < p.group_splits ? left : p.group_splits);
+    if (!last_to_arrive(tickets + p.blocks_x + column * p.groups + g, members)) return;
+    finish_groups<Acc, Op>(p, column, g, g + 1);
+    if (!last_to_arrive(tickets + column, (unsigned)p.groups)) return;
+  } else if (!last_to_arrive(tickets + column, gridDim.y)) {
+    return;
   }
+  finish_outputs<Acc, Op>(p, column);
 }
 
 // The kernels' declarations (include/akx/device.cuh): three kernels under seven names (the
@@ -206,7 +283,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
   // One store site per kernel (each instantiates the finishing step's dtype switch).
   acc = G == 32 ? warp_reduce<Op>(acc) : block_reduce<Op>(acc, scratch);
   if (g == 0 && o < p.n_out) dims_store<Op>(p, o, acc);
-  finish_column_if_last<Acc, Op>(p, (int)blockDim.x / G);
+  finish_column_if_last<Acc, Op>(p);
 }
 
 // ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
@@ -234,13 +311,19 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
     if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division
       const int64_t st = p.rstride[0], step = (int64_t)ny * st;
       const Src *ptr = base + r * st;
-      for (; r + 3 * (int64_t)ny < r1; r += 4 * (int64_t)ny, ptr += 4 * step) {
+      // The trip count from include/akx/divide.cuh, loops not unrolled further: the count
+      // the compiler derives from a loop's bounds is a 64-bit `/`, a call whose convention
+      // spilled the tile kernel of int64 sources into bool accumulators (ptxas, sm_90).
+      const int64_t quads = r + 3 * (int64_t)ny < r1 ? idiv(r1 - r - 3 * (int64_t)ny - 1, 4 * (int64_t)ny) + 1 : 0;
+#pragma unroll 1
+      for (int64_t k = 0; k < quads; ++k, r += 4 * (int64_t)ny, ptr += 4 * step) {
         const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
         acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0, r));
         acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1, r + ny));
         acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2, r + 2 * (int64_t)ny));
         acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3, r + 3 * (int64_t)ny));
       }
+#pragma unroll 1
       for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), r));
     } else {
       for (; r < r1; r += ny) {
@@ -262,25 +345,28 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
   }
   const int64_t ot = (int64_t)blockIdx.x * W + t;
   if (t < W && ot < p.n_out) dims_store<Op>(p, ot, acc);
-  finish_column_if_last<Acc, Op>(p, W);
+  finish_column_if_last<Acc, Op>(p);
 }
 
-// ---- second pass: a warp per output over the splits' partials ---------------------------------
-// partials[output * splits + split]: a warp reads one output's partials in consecutive words.
-// Run when pass 1 had no tickets (they may have held anything): puts them to 0 (a thread per
-// column of pass 1's blocks; there are no more columns than outputs), so that the next call
-// finishes in one launch.
+// ---- second pass: a block per column of pass 1's blocks, the same finish ------------------------
+// Run when pass 1 had no tickets (they may have held anything): puts the column's to 0, so that
+// the next call finishes in one launch, then the column's finish as its last block would run it
+// (every group, a barrier, the final level): the same tree, the same bits.
 template <class Acc, class Op>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
 void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
   grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
   grid_dependents_launch();
-  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < p.blocks_x) gst(static_cast<unsigned int *>(p.tickets) + t, 0u);
-  const int lane = (int)threadIdx.x & 31;
-  const int64_t o = (int64_t)blockIdx.x * ((int)blockDim.x >> 5) + ((int)threadIdx.x >> 5);
-  if (o >= p.n_out) return;  // the whole warp
-  finish_output<Acc, Op>(p, o, lane);
+  const int64_t column = blockIdx.x;
+  unsigned int *tickets = static_cast<unsigned int *>(p.tickets);
+  if (threadIdx.x == 0) gst(tickets + column, 0u);
+  if (p.groups > 1) {
+    for (int32_t g = (int32_t)threadIdx.x; g < p.groups; g += (int32_t)blockDim.x)
+      gst(tickets + p.blocks_x + column * p.groups + g, 0u);
+    finish_groups<Acc, Op>(p, column, 0, p.groups);
+    __syncthreads();  // the column's group partials, stored by the block's threads
+  }
+  finish_outputs<Acc, Op>(p, column);
 }
 
 // ---- launcher -----------------------------------------------------------------------------------
@@ -322,8 +408,7 @@ akx_status reduce_dims_launch_with(const akx__reduce_dims_plan &p, const K &k, v
                  grid, p, stream);
   }
   if (s != AKX_SUCCESS || p.splits == 1 || p.one_launch) return s;
-  const int64_t warps = p.block_size / 32, fb = (p.n_out + warps - 1) / warps;
-  return k.finish(dim3((unsigned)fb), p, stream);
+  return k.finish(dim3((unsigned)p.blocks_x), p, stream);
 }
 
 template <class Src, class Acc, class Op>

@@ -267,6 +267,42 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   (void)per_output;
 }
 
+/* Outputs of one column of blocks (include/akx/reduce_dims.cuh, outputs_per_block). */
+static int64_t outputs_per_block(const akx__reduce_dims_plan *p) {
+  return p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS ? p->block_size / p->width : p->width;
+}
+
+/* A split reduction's finish (include/akx/reduce_dims.cuh, finish_groups and finish_outputs): the lanes per output
+ * and the groups of its tree, one decision for one launch and two. Lanes: the most (up to a
+ * warp) with which one block folds every output of its column side by side: 32 for the rows
+ * bodies (a block or a warp per output) and the 8-output tiles, 8 for columns of 32 outputs, 1
+ * for a thread per output. A lane then waits for ceil(splits / (lanes * in flight)) rounds of
+ * loads, one after another; one level while that is at most AKX__FINISH_ROUNDS. Beyond, two
+ * levels: groups of G consecutive splits, G from one round of loads (lanes * in flight) doubled
+ * until the groups are no more than G, so that each level takes about sqrt(splits / round)
+ * rounds. Two levels cost a second ticket (an atomic's round trip) and the group partials'
+ * stores and loads: about two rounds over one level's, hence one level up to three. With one
+ * level, a column of 32 outputs split 1000 ways (float32, 8 lanes, 8 in flight) would wait 16
+ * rounds of the device's dram_latency_ns (0.6 us on the h200 profile; 1.5 us loaded); two
+ * levels of 64-split groups take 1 + 1. */
+#define AKX__FINISH_ROUNDS 3
+static void finish_tree(akx__reduce_dims_plan *p, size_t acc_bytes) {
+  p->groups = 1;
+  p->group_splits = p->splits;
+  p->finish_lanes = 1;
+  if (p->splits <= 1) return;
+  const int64_t outs = min64(outputs_per_block(p), p->n_out);
+  int32_t q = 32;
+  while (q > 1 && (int64_t)q * outs > p->block_size) q >>= 1;
+  p->finish_lanes = q;
+  const int64_t round = (int64_t)q * AKX__FINISH_LOADS_IN_FLIGHT(acc_bytes);
+  if (ceil_div(p->splits, round) <= AKX__FINISH_ROUNDS) return;
+  int64_t g = round;
+  while (ceil_div(p->splits, g) > g) g *= 2;
+  p->group_splits = (int32_t)g;
+  p->groups = (int32_t)ceil_div(p->splits, g);
+}
+
 static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
@@ -292,6 +328,7 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
   }
   const akx__tuning t = tuning_for(ctx, acc_size, opts);
   columns_shape(ctx, p, t.block_size, acc_size);
+  finish_tree(p, acc_size);
   if (p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS) {
     /* 16-byte loads when every run of an output starts at the same phase. */
     const int64_t size = (int64_t)akx_dtype_size(src->dtype);
@@ -307,36 +344,23 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
   return AKX_SUCCESS;
 }
 
-/* A split reduction's workspace: a ticket per column of blocks (include/akx/reduce_dims.cuh,
- * finish_column_if_last), then the partials. */
-static size_t ticket_bytes(const akx__reduce_dims_plan *p) { return (size_t)p->blocks_x * sizeof(uint32_t); }
-
-/* Rounds of loads a lane of a column's last block waits for, one after another, when it
- * finishes the column in the launch (a warp per output, the block's warps over the column's
- * outputs, AKX__FINISH_LOADS_IN_FLIGHT partials in flight per lane: include/akx/reduce_dims.cuh,
- * finish_output), at most: beyond, the finish is a second launch, whose warps take an output
- * each across the device. One block finishing a column of 32 outputs split 1000 ways would
- * wait for 16 rounds, four times the second launch's 4 (its 32 warps run side by side), and a
- * round trip (dram_latency_ns, 0.6 us on the h200 profile; 1.5 us loaded) is a good part of
- * the launch it saves (1 to 2 us): 4 rounds. */
-#define AKX__FINISH_ROUNDS 4
-static int finish_fits_the_last_block(const akx__reduce_dims_plan *p, size_t acc_bytes) {
-  const int64_t per_block = p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS
-                                ? p->block_size / p->width : p->width;
-  const int64_t warps = p->block_size / 32;
-  const int64_t outputs_per_warp = (min64(per_block, p->n_out) + warps - 1) / warps;
-  const int64_t loads_per_lane = (p->splits + 31) / 32;
-  const int64_t in_flight = AKX__FINISH_LOADS_IN_FLIGHT(acc_bytes);
-  const int64_t rounds = (loads_per_lane + in_flight - 1) / in_flight;
-  return outputs_per_warp * rounds <= AKX__FINISH_ROUNDS;
+/* A split reduction's workspace: a ticket per column of blocks, then (two levels) a ticket
+ * per group of each column (include/akx/reduce_dims.cuh, finish_column_if_last), then the
+ * partials, then the groups' partials. */
+static size_t ticket_bytes(const akx__reduce_dims_plan *p) {
+  return (size_t)p->blocks_x * (size_t)(1 + (p->groups > 1 ? p->groups : 0)) * sizeof(uint32_t);
+}
+static size_t partial_bytes(const akx__reduce_dims_plan *p, size_t acc_bytes) {
+  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * acc_bytes, 256);
 }
 
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
                               const akx__user_op *user, const akx_reduce_opts *opts) {
   if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
   if (p->splits <= 1) return 0;
-  return AKX__ROUND_UP(ticket_bytes(p), 256) +
-         AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * akx__acc_size((akx_dtype)p->acc, user), 256);
+  const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
+  const size_t groups = p->groups > 1 ? AKX__ROUND_UP((size_t)p->groups * (size_t)p->n_out * acc_bytes, 256) : 0;
+  return AKX__ROUND_UP(ticket_bytes(p), 256) + partial_bytes(p, acc_bytes) + groups;
 }
 
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
@@ -376,14 +400,13 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, c.user ? dst->dtype : AKX_DTYPE_AUTO, c.acc,
                                c.user ? (int32_t)c.user->id : (int32_t)op, map));
   if (p.splits <= 1) return ctx->be->reduce_dims(ctx, &p);
-  /* Split: in one launch when the tickets are 0 (a completed split call of as many columns or
-   * more left them so) and a column's last block finishes it quickly; else pass 2 puts them
-   * to 0 for the next call. */
+  /* Split: in one launch when the tickets are 0 (a completed split call of as many tickets or
+   * more left them so); else pass 2 puts them to 0 for the next call. */
   void *ws;
   AKX_TRY(akx__workspace_ticket(ctx, workspace_bytes(ctx, &p, c.user, opts), ticket_bytes(&p), &ws, &p.one_launch));
-  if (!finish_fits_the_last_block(&p, akx__acc_size(c.acc, c.user))) p.one_launch = 0;
   p.tickets = ws;
   p.partials = (char *)ws + AKX__ROUND_UP(ticket_bytes(&p), 256);
+  if (p.groups > 1) p.group_partials = (char *)p.partials + partial_bytes(&p, akx__acc_size(c.acc, c.user));
   AKX_TRY(ctx->be->reduce_dims(ctx, &p));
   akx__workspace_ticket_done(ctx, ticket_bytes(&p));
   return AKX_SUCCESS;
