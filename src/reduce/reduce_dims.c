@@ -272,8 +272,8 @@ static int64_t outputs_per_block(const akx__reduce_dims_plan *p) {
   return p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS ? p->block_size / p->width : p->width;
 }
 
-/* A split reduction's finish (include/akx/reduce_dims.cuh, finish_groups and finish_outputs): the lanes per output
- * and the groups of its tree, one decision for one launch and two. Lanes: the most (up to a
+/* A split reduction's finish (include/akx/reduce_dims.cuh, finish_groups and finish_outputs):
+ * the lanes per output and the groups of its tree, one decision for one launch and two. Lanes: the most (up to a
  * warp) with which one block folds every output of its column side by side: 32 for the rows
  * bodies (a block or a warp per output) and the 8-output tiles, 8 for columns of 32 outputs, 1
  * for a thread per output. A lane then waits for ceil(splits / (lanes * in flight)) rounds of
@@ -350,8 +350,9 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
 static size_t ticket_bytes(const akx__reduce_dims_plan *p) {
   return (size_t)p->blocks_x * (size_t)(1 + (p->groups > 1 ? p->groups : 0)) * sizeof(uint32_t);
 }
-static size_t partial_bytes(const akx__reduce_dims_plan *p, size_t acc_bytes) {
-  return AKX__ROUND_UP((size_t)p->splits * (size_t)p->n_out * acc_bytes, 256);
+/* per_output accumulators for each output (the splits', or the groups'), 256-byte aligned. */
+static size_t partial_bytes(const akx__reduce_dims_plan *p, int32_t per_output, size_t acc_bytes) {
+  return AKX__ROUND_UP((size_t)per_output * (size_t)p->n_out * acc_bytes, 256);
 }
 
 static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
@@ -359,8 +360,8 @@ static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_pla
   if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
   if (p->splits <= 1) return 0;
   const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
-  const size_t groups = p->groups > 1 ? AKX__ROUND_UP((size_t)p->groups * (size_t)p->n_out * acc_bytes, 256) : 0;
-  return AKX__ROUND_UP(ticket_bytes(p), 256) + partial_bytes(p, acc_bytes) + groups;
+  return AKX__ROUND_UP(ticket_bytes(p), 256) + partial_bytes(p, p->splits, acc_bytes) +
+         (p->groups > 1 ? partial_bytes(p, p->groups, acc_bytes) : 0);
 }
 
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
@@ -406,7 +407,7 @@ static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, con
   AKX_TRY(akx__workspace_ticket(ctx, workspace_bytes(ctx, &p, c.user, opts), ticket_bytes(&p), &ws, &p.one_launch));
   p.tickets = ws;
   p.partials = (char *)ws + AKX__ROUND_UP(ticket_bytes(&p), 256);
-  if (p.groups > 1) p.group_partials = (char *)p.partials + partial_bytes(&p, akx__acc_size(c.acc, c.user));
+  if (p.groups > 1) p.group_partials = (char *)p.partials + partial_bytes(&p, p.splits, akx__acc_size(c.acc, c.user));
   AKX_TRY(ctx->be->reduce_dims(ctx, &p));
   akx__workspace_ticket_done(ctx, ticket_bytes(&p));
   return AKX_SUCCESS;
