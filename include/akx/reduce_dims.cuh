@@ -76,37 +76,46 @@ AKX_DEVICE int64_t outputs_per_block(const akx__reduce_dims_plan &p) {
 template <class Acc>
 constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT(sizeof(Acc));
 template <class Acc, class Op, int Q>
-AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int sub) {
+AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, int sub) {
   constexpr int batch = finish_loads_in_flight<Acc>;
+  const int lanes = Q ? Q : q;
   Acc v = Op::template identity<Acc>();
   if (active) {
-    for (int32_t s = sub; s < count; s += Q * batch) {
+    for (int32_t s = sub; s < count; s += lanes * batch) {
       Acc x[batch];
 #pragma unroll
-      for (int u = 0; u < batch; ++u) x[u] = s + Q * u < count ? gld(base + s + Q * u) : Op::template identity<Acc>();
+      for (int u = 0; u < batch; ++u)
+        x[u] = s + lanes * u < count ? gld(base + s + lanes * u) : Op::template identity<Acc>();
 #pragma unroll
       for (int u = 0; u < batch; ++u)
-        if (s + Q * u < count) v = Op::apply(v, x[u]);
+        if (s + lanes * u < count) v = Op::apply(v, x[u]);
     }
   }
 #pragma unroll
-  for (int off = Q >> 1; off > 0; off >>= 1) v = Op::apply(v, shfl_down(FULL_MASK, v, off, Q));
+  for (int off = lanes >> 1; off > 0; off >>= 1) v = Op::apply(v, shfl_down(FULL_MASK, v, off, lanes));
   return v;
 }
-// The lane count as a constant: the batch's loads then take their offsets in the instruction
-// (Q * u * sizeof(Acc)), where a run-time one needs an address register per load in flight, which
-// spilled the rows kernels of 2-byte floats into int64 counts under their 64 registers (ptxas,
-// sm_90). count is at most the splits (gridDim.y <= 65535): 32-bit positions.
+// On CUDA the lane count is a constant (Q): the batch's loads then take their offsets in the
+// instruction (Q * u * sizeof(Acc)), where a run-time one needs an address register per load in
+// flight, which spilled the rows kernels of 2-byte floats into int64 counts under their 64
+// registers (ptxas, sm_90). The sim has no registers to spill and takes q at run time (Q = 0):
+// the same loads in the same order, the same bits, and one instance where six cost the host
+// compiler 30% of a reduce_dims instance file (17.6 s against 12.3 s for float32, g++ -O2).
+// count is at most the splits (gridDim.y <= 65535): 32-bit positions.
 template <class Acc, class Op>
 AKX_DEVICE Acc fold_partials(const Acc *base, int32_t count, bool active, int q, int sub) {
+#if defined(__CUDACC__)
   switch (q) {
-    case 32: return fold_lanes<Acc, Op, 32>(base, count, active, sub);
-    case 16: return fold_lanes<Acc, Op, 16>(base, count, active, sub);
-    case 8: return fold_lanes<Acc, Op, 8>(base, count, active, sub);
-    case 4: return fold_lanes<Acc, Op, 4>(base, count, active, sub);
-    case 2: return fold_lanes<Acc, Op, 2>(base, count, active, sub);
-    default: return fold_lanes<Acc, Op, 1>(base, count, active, sub);
+    case 32: return fold_lanes<Acc, Op, 32>(base, count, active, q, sub);
+    case 16: return fold_lanes<Acc, Op, 16>(base, count, active, q, sub);
+    case 8: return fold_lanes<Acc, Op, 8>(base, count, active, q, sub);
+    case 4: return fold_lanes<Acc, Op, 4>(base, count, active, q, sub);
+    case 2: return fold_lanes<Acc, Op, 2>(base, count, active, q, sub);
+    default: return fold_lanes<Acc, Op, 1>(base, count, active, q, sub);
   }
+#else
+  return fold_lanes<Acc, Op, 0>(base, count, active, q, sub);
+#endif
 }
 
 // The levels of a column's finish, each by the whole block (every thread calls it), with
