@@ -92,7 +92,8 @@ AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, in
     }
   }
 #pragma unroll
-  for (int off = lanes >> 1; off > 0; off >>= 1) v = Op::apply(v, shfl_down(FULL_MASK, v, off, lanes));
+  for (int off = 16; off > 0; off >>= 1)  // five steps at most, those below lanes taken
+    if (off < lanes) v = Op::apply(v, shfl_down(FULL_MASK, v, off, lanes));
   return v;
 }
 // On CUDA the lane count is a constant (Q): the batch's loads then take their offsets in the
