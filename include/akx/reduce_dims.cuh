@@ -100,8 +100,8 @@ AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, in
 // instruction (Q * u * sizeof(Acc)), where a run-time one needs an address register per load in
 // flight, which spilled the rows kernels of 2-byte floats into int64 counts under their 64
 // registers (ptxas, sm_90). The sim has no registers to spill and takes q at run time (Q = 0):
-// the same loads in the same order, the same bits, and one instance where six cost the host
-// compiler 30% of a reduce_dims instance file (17.6 s against 12.3 s for float32, g++ -O2).
+// the same loads in the same order, the same bits, and one instance where six made the host
+// compiler take 17.6 s over a reduce_dims instance file, 14.4 s with one (float32, g++ -O2).
 // count is at most the splits (gridDim.y <= 65535): 32-bit positions.
 template <class Acc, class Op>
 AKX_DEVICE Acc fold_partials(const Acc *base, int32_t count, bool active, int q, int sub) {
