@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "sim_probe.hpp"
+#include "akx/reduce_dims.cuh"  // akx::last_to_arrive, the split dims finish's ticket
 
 using akx::FULL_MASK;
 
@@ -250,6 +251,91 @@ Test(sim_order, last_block_by_blockidx_is_caught) {
     }
   }
   cr_expect_gt(caught, 0, "summing in the block of the last index was never caught");
+}
+
+// ---- last_to_arrive (include/akx/reduce_dims.cuh) --------------------------------------------
+// The split dims finish's ticket, as the kernels call it: every thread of a block of 64 parks
+// a value, the block takes the ticket, and the last block's threads sum every block's values.
+// Planted copies drop one of its two fences: without the release (before the atomic) the
+// others' values may not be visible when the count says they arrived; without the acquire
+// (after it) the last block has not synchronised with them. A GPU breaks both; the sim must
+// report both as a global-memory race, under some schedule.
+enum ticket_kind { TICKET_REAL, TICKET_NO_RELEASE, TICKET_NO_ACQUIRE };
+
+AKX_DEVICE bool planted_last_to_arrive(unsigned *ticket, unsigned arrivals, int kind) {
+  __syncthreads();
+  int is_last = 0;
+  if (threadIdx.x == 0) {
+    if (kind != TICKET_NO_RELEASE) __threadfence();
+    is_last = atomicAdd(ticket, 1u) + 1 == arrivals;
+    if (is_last) {
+      atomicExch(ticket, 0u);
+      if (kind != TICKET_NO_ACQUIRE) __threadfence();
+    }
+  }
+  return __syncthreads_or(is_last) != 0;
+}
+
+AKX_GLOBAL void ticket_probe(const int *x, int *parked, unsigned *ticket, long long *out, int kind) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  akx::gst(parked + i, akx::gld(x + i) * 3);
+  const bool last = kind == TICKET_REAL ? akx::last_to_arrive(ticket, gridDim.x)
+                                        : planted_last_to_arrive(ticket, gridDim.x, kind);
+  if (!last) return;
+  long long sum = 0;
+  for (unsigned j = threadIdx.x; j < gridDim.x * blockDim.x; j += blockDim.x) sum += akx::gld(parked + j);
+  atomicAdd(reinterpret_cast<unsigned long long *>(out), (unsigned long long)sum);
+}
+
+struct ticket_run {
+  akx_status status;
+  bool correct, reset;
+};
+
+ticket_run run_ticket(const char *schedule, int kind) {
+  use_schedule(schedule);
+  sim_context sim;
+  const unsigned blocks = 40, threads = 64;
+  int *x = sim.alloc<int>(blocks * threads);
+  int *parked = sim.alloc<int>(blocks * threads);
+  unsigned *ticket = sim.alloc<unsigned>(1);
+  long long *out = sim.alloc<long long>(1);
+  long long expect = 0;
+  for (unsigned i = 0; i < blocks * threads; ++i) expect += 3 * (x[i] = int(i % 9) - 4);
+  ticket_run r;
+  r.status = AKX_LAUNCH("ticket_probe", ticket_probe, blocks, threads, 0, NULL, (const int *)x,
+                        parked, ticket, out, kind);
+  r.correct = *out == expect;
+  r.reset = *ticket == 0u;  // put back for the next call
+  return r;
+}
+
+Test(sim_order, last_to_arrive_passes_every_schedule_and_resets_its_ticket) {
+  for (const char *schedule : schedules) {
+    const ticket_run r = run_ticket(schedule, TICKET_REAL);
+    cr_assert_eq(r.status, AKX_SUCCESS, "%s: %s", schedule, akx_last_error());
+    cr_assert(r.correct, "%s: wrong sum", schedule);
+    cr_assert(r.reset, "%s: the ticket was not put back to 0", schedule);
+  }
+}
+
+Test(sim_order, last_to_arrive_without_either_fence_is_caught) {
+  for (int kind : {TICKET_NO_RELEASE, TICKET_NO_ACQUIRE}) {
+    int caught = 0;
+    for (const char *schedule : schedules) {
+      const ticket_run r = run_ticket(schedule, kind);
+      if (r.status == AKX_ERROR_SIM_CHECK) {
+        cr_expect(strstr(akx_last_error(), "global-memory race") != NULL, "%s", akx_last_error());
+        ++caught;
+      } else {
+        cr_expect_eq(r.status, AKX_SUCCESS, "%s: %s", schedule, akx_last_error());
+      }
+    }
+    cr_expect_eq(caught, (int)(sizeof schedules / sizeof schedules[0]),
+                 "%s fence dropped: caught under %d of %d schedules",
+                 kind == TICKET_NO_RELEASE ? "release" : "acquire", caught,
+                 (int)(sizeof schedules / sizeof schedules[0]));
+  }
 }
 
 // ---- polls and livelock -------------------------------------------------------------------------
