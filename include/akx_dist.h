@@ -22,9 +22,16 @@
  * two single-process calls on differently shaped arrays may).
  *
  * Ops. The built-in ops ADD, MUL, MIN, MAX, AND, OR, XOR with every map and accumulator that
- * the single-process call takes. AKX_OP_ARGMIN/ARGMAX and user ops are refused with
- * AKX_ERROR_UNSUPPORTED: their accumulator is not an akx_dtype, which the partials are
- * exchanged and combined as, and their map sees positions local to the rank.
+ * the single-process call takes, in every family. User ops (akx_user_op_create: the same op,
+ * created in the same order on every rank, so that its value agrees; compared by value and
+ * accumulator size) in akx_mapreduce_all and akx_scan_all, and AKX_OP_ARGMIN/ARGMAX in
+ * akx_mapreduce_all: each rank's shard is a piece of the global array (akx_mapreduce_piece,
+ * akx_scan_piece, include/akx.h), so that their maps see global positions (akx_mapreduce_all:
+ * the global memory order, as akx_findall_all's; akx_scan_all: the index along the scanned dim
+ * of the global array), and the ranks' partials, in the layout the kernels carry, are combined
+ * on the device by libakx's own passes (a scan's in rank order: its op need not commute). An
+ * empty shard contributes nothing, also for an op without identity. akx_reduce_dims_all
+ * refuses user ops and ARGMIN/ARGMAX (AKX_ERROR_UNSUPPORTED on every rank).
  *
  * Collective validation. Every rank validates its own arguments as the single-process call
  * would, then one small allgather (a fixed record per rank) agrees on the outcome before any
@@ -116,7 +123,9 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
  * combined with the totals of the nonempty ranks before r, in rank order; the carry is the left
  * operand of every value of r's slice, as the elements before it are in the single-process
  * scan. Inclusive and exclusive (opts->exclusive); an exclusive MIN/MAX scan needs
- * opts->init, as akx_scan does. In place when dst is src. */
+ * opts->init, as akx_scan does. In place when dst is src. A user op along split_dim runs as
+ * akx_scan_piece on every rank (the column kernels; the carry goes in on the device, no copy of
+ * the shard), its totals allgathered. */
 akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *src,
                         int32_t split_dim, akx_op op, int32_t dim, const akx_scan_opts *opts);
 

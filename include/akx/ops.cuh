@@ -3,6 +3,8 @@
 // a map is a functor type with   static Acc apply<Acc>(Src)   (source element -> accumulator).
 #pragma once
 #include "akx/convert.cuh"
+#include "akx/divide.cuh"
+#include "akx/plan.h"
 #include "akx/hypot.cuh"
 #include "akx/op_list.h"
 
@@ -193,6 +195,16 @@ template <class M, class = void>
 struct is_user_map : false_type {};
 template <class M>
 struct is_user_map<M, void_t<typename M::op_type>> : true_type {};
+// The position a user op's map sees for the element at position i of the reduced array: its
+// position in the whole array when the array is a piece of one (akx_mapreduce_piece). Built-in
+// maps read no position: for them this is i, and no arithmetic is compiled.
+template <class Op>
+AKX_HD int64_t op_position(akx__positions ps, int64_t i) {
+  if constexpr (is_user_op<Op>::value)
+    return ps.base + i + (ps.block > 0 ? idiv(i, ps.block) * ps.skip : 0);
+  else
+    return i;
+}
 // M applied to element x at position i: the built-in maps do not read the position (the
 // position's arithmetic is then dead code, and no kernel of a built-in op computes it).
 template <class M, class Acc, class Src>
@@ -247,16 +259,22 @@ struct combine_vec_visitor {
   Acc &acc;
   const vec<Src, V> &x;
   int64_t i0;
+  akx__positions ps;  // by value: a reference to a kernel parameter puts it in local memory
   template <class M>
   AKX_DEVICE void operator()(M) const {
 #pragma unroll
-    for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_apply<M, Acc>(x.v[j], i0 + j));
+    for (int j = 0; j < V; ++j) acc = Op::apply(acc, map_apply<M, Acc>(x.v[j], op_position<Op>(ps, i0 + j)));
   }
 };
 template <class Acc, class Op, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0) {
-  visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x, i0});
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0, akx__positions ps) {
+  visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x, i0, ps});
   return acc;
+}
+// The positions of a reduction that is not a piece (reductions along dims): its own.
+template <class Acc, class Op, class Src, int V>
+AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0) {
+  return combine_vec<Acc, Op>(acc, x, map, i0, akx__positions{0, 0, 0});
 }
 // The mapped value of one source element at position i (the op's identity for a refused map:
 // unreachable).

@@ -14,6 +14,13 @@ extern "C" {
  * (include/akx/user_op.cuh, user_optional). */
 #define AKX__INIT_BYTES 48
 
+/* Where a piece's elements sit among the positions of the whole array (akx_mapreduce_piece):
+ * the piece's position i is base + i + (i / block) * skip (block 0: no gap). Only a user op's
+ * map reads positions (include/akx/ops.cuh, op_position). */
+typedef struct {
+  int64_t base, block, skip;
+} akx__positions;
+
 /* The finishing step every reduction pass stores through (docs/reduce_whole.md): bare =
  * store the accumulator as is (a partial, or a host result finished on the host); otherwise
  * apply init, fold into dst's previous value, and convert the accumulator to dst_dtype. */
@@ -24,6 +31,9 @@ typedef struct {
   int32_t fold;
   int32_t has_init;
   int32_t empty;     /* no element is reduced into an output (include/akx/ops.cuh's empty_value) */
+  /* the whole-array reduction's: where its positions sit (a piece's; zero: they are its own).
+   * Here because every reduction kernel takes its finish by value. */
+  akx__positions positions;
   AKX_ALIGNAS(16) unsigned char init[AKX__INIT_BYTES]; /* one accumulator value */
 } akx__finish;
 
@@ -57,6 +67,7 @@ typedef struct {
   void *partials;       /* workspace: blocks + 1 accumulators (the last one: a host result) */
   void *ticket;         /* workspace: the count of finished blocks (unsigned long long) */
   int32_t one_launch;   /* the ticket is 0: pass 1's last block finishes (else pass 2) */
+  int32_t partials_only; /* pass 2 alone over `blocks` partials the caller gave (akx_mapreduce_piece) */
   akx__finish finish;   /* applied by the last pass */
 } akx__reduce_whole_plan;
 
@@ -147,7 +158,21 @@ typedef struct {
   uint32_t epoch;       /* tile kernels: the call's epoch (include/akx/lookback.cuh) */
   int32_t reset_status; /* tile kernels: the status may hold foreign bytes: reset it first */
   int64_t status_slots; /* tile kernels: flags in the status (>= tiles), the nodes after them */
+  /* columns kernels, a piece of longer sequences (akx_scan_piece, src/scan/scan_piece.c): */
+  int64_t index_base;   /* the index along the scanned dim of the piece's first element: a user
+                           op's map sees i + index_base */
+  int32_t step;         /* akx__scan_step: the whole launch sequence, or one of its passes */
 } akx__scan_plan;
+
+/* What a columns launch runs (include/akx/scan.cuh, scan_launch_with): the shape's whole
+ * sequence, or one pass of it (akx_scan_piece runs them one by one, around its exchange). */
+typedef enum {
+  AKX__SCAN_STEP_ALL = 0,
+  AKX__SCAN_STEP_REDUCE = 1, /* each (column, chunk) folds its chunk into its status row */
+  AKX__SCAN_STEP_CARRY = 2,  /* `chunks` status rows into exclusive prefixes, per column */
+  AKX__SCAN_STEP_SCAN = 3    /* each (column, chunk) scans from its status row, none of its
+                                outputs the head of its sequence (a piece after others) */
+} akx__scan_step;
 
 /* Which scan kernel runs (src/scan/scan.c chooses). */
 typedef enum {

@@ -128,28 +128,29 @@ void reduce_whole_contiguous(contiguous_span<Src> a, Acc *partials, unsigned lon
         const vec<Src, V> x1 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 1) * bd) * V);
         const vec<Src, V> x2 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 2) * bd) * V);
         const vec<Src, V> x3 = gld_vec<Src, V>(vsrc + (first + (int64_t)(k + 3) * bd) * V);
-        acc = combine_vec<Acc, Op>(acc, x0, a.map, a.head + (first + (int64_t)(k + 0) * bd) * V);
-        acc = combine_vec<Acc, Op>(acc, x1, a.map, a.head + (first + (int64_t)(k + 1) * bd) * V);
-        acc = combine_vec<Acc, Op>(acc, x2, a.map, a.head + (first + (int64_t)(k + 2) * bd) * V);
-        acc = combine_vec<Acc, Op>(acc, x3, a.map, a.head + (first + (int64_t)(k + 3) * bd) * V);
+        acc = combine_vec<Acc, Op>(acc, x0, a.map, a.head + (first + (int64_t)(k + 0) * bd) * V, fin.positions);
+        acc = combine_vec<Acc, Op>(acc, x1, a.map, a.head + (first + (int64_t)(k + 1) * bd) * V, fin.positions);
+        acc = combine_vec<Acc, Op>(acc, x2, a.map, a.head + (first + (int64_t)(k + 2) * bd) * V, fin.positions);
+        acc = combine_vec<Acc, Op>(acc, x3, a.map, a.head + (first + (int64_t)(k + 3) * bd) * V, fin.positions);
       }
       for (; k < L; ++k)
         acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + (first + (int64_t)k * bd) * V), a.map,
-                                   a.head + (first + (int64_t)k * bd) * V);
+                                   a.head + (first + (int64_t)k * bd) * V, fin.positions);
     } else {
       for (int k = 0; k < L; ++k) {
         const int64_t i = first + (int64_t)k * bd;
-        if (i < a.nvec) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map, a.head + i * V);
+        if (i < a.nvec)
+          acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(vsrc + i * V), a.map, a.head + i * V, fin.positions);
       }
     }
   }
   // Fewer than 2V scalars around the vectors; blockDim.x >= 32 >= 2V covers them.
   if (blockIdx.x == 0) {
     const int64_t t = threadIdx.x;
-    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t), t));
+    if (t < a.head) acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(a.src + t), op_position<Op>(fin.positions, t)));
     else if (t - a.head < a.tail)
       acc = Op::apply(acc, map_value<Src, Acc, Op>(a.map, gld(vsrc + a.nvec * V + (t - a.head)),
-                                                   a.nvec * V + t));
+                                                   op_position<Op>(fin.positions, a.nvec * V + t)));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, ticket, fin, scratch, last);
@@ -172,7 +173,7 @@ void reduce_whole_strided(akx__source s, int32_t map, Acc *partials, unsigned lo
     // Canonical sources have their smallest stride last: neighbouring threads, neighbouring
     // addresses.
     const int64_t off = mixed_radix_offset(i, s.ndim, s.shape, s.strides);
-    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off), i));
+    acc = Op::apply(acc, map_value<Src, Acc, Op>(map, gld(src + off), op_position<Op>(fin.positions, i)));
   }
   acc = block_reduce<Op>(acc, scratch);
   store_block_result<Op>(acc, partials, ticket, fin, scratch, last);
@@ -223,6 +224,7 @@ struct reduce_whole_kernels {
 // The one launch sequence of a whole-array reduction, for every set of kernels K.
 template <class K>
 akx_status reduce_whole_launch_with(const akx__reduce_whole_plan &p, const K &k, void *stream) {
+  if (p.partials_only) return k.partials(p, p.blocks, stream);  // the pieces' partials (akx_mapreduce_piece)
   if (p.src.n == 0) return k.partials(p, 0, stream);
   // Pass 1 finishes by itself when it is one block, or with the ticket its last block
   // (store_block_result); else it leaves `blocks` partials for pass 2.

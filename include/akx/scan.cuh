@@ -105,7 +105,8 @@ struct scan_kernels {
 // The one launch sequence of a scan, for every set of kernels K.
 template <class K>
 akx_status scan_launch_with(const akx__scan_plan &p, const K &k, void *stream) {
-  if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
+  // A carry pass reads only its rows: an empty piece's totals are its identities.
+  if (p.slices == 0 || (p.n == 0 && p.step != AKX__SCAN_STEP_CARRY)) return AKX_SUCCESS;
   switch (p.shape) {
     case AKX__SCAN_WHOLE:
     case AKX__SCAN_SLICES:
@@ -118,9 +119,16 @@ akx_status scan_launch_with(const akx__scan_plan &p, const K &k, void *stream) {
       const int64_t threads = p.slices * p.chunks;
       const int32_t bd = p.block_size;
       const dim3 grid((unsigned)((threads + bd - 1) / bd)), block((unsigned)bd);
+      const dim3 carry_grid((unsigned)((p.slices + bd - 1) / bd));
+      switch (p.step) {  // one pass (akx_scan_piece, src/scan/scan_piece.c)
+        case AKX__SCAN_STEP_REDUCE: return k.columns(grid, block, p, (int32_t)columns_reduce, stream);
+        case AKX__SCAN_STEP_CARRY: return k.carry(carry_grid, block, p, stream);
+        case AKX__SCAN_STEP_SCAN: return k.columns(grid, block, p, (int32_t)columns_scan_carried, stream);
+        default: break;
+      }
       if (p.chunks == 1) return k.columns(grid, block, p, (int32_t)columns_scan, stream);
       AKX_TRY(k.columns(grid, block, p, (int32_t)columns_reduce, stream));
-      AKX_TRY(k.carry(dim3((unsigned)((p.slices + bd - 1) / bd)), block, p, stream));
+      AKX_TRY(k.carry(carry_grid, block, p, stream));
       return k.columns(grid, block, p, (int32_t)columns_scan_from_carry, stream);
     }
   }

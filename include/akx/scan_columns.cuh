@@ -15,7 +15,10 @@ namespace akx {
 constexpr kernel_info scan_columns_info{"scan_columns", AKX_MAX_BLOCK_SCAN, 32, 1, false};
 constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOCK_SCAN, 24, 1, false};
 
-enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns_scan_from_carry = 2 };
+// columns_scan_carried: from the carry too, in a piece whose sequence began before it
+// (akx_scan_piece): none of its outputs is the sequence's head.
+enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns_scan_from_carry = 2,
+                                   columns_scan_carried = 3 };
 
 // The column scan takes its result rule (exclusive, init) as a parameter of its own, beside
 // the plan: built inside the kernel from the plan, ptxas spilled its float64 MIN/MAX instances
@@ -45,23 +48,31 @@ void scan_columns(akx__scan_plan p, scan_result<plain_scan<Op, Acc>> result, int
   Dst *dst = static_cast<Dst *>(p.dst) + index_map_offset(p.dst_outer, c);
   Acc *carries = static_cast<Acc *>(p.status);
   const int64_t i_begin = chunk * p.chunk_len;
+  const int64_t base = p.index_base;
   const int64_t i_end = p.n - i_begin < p.chunk_len ? p.n : i_begin + p.chunk_len;
   if (mode == columns_reduce) {
-    Acc acc = op_load<Op, Acc>(gld_wide(src + i_begin * p.src_step), i_begin);
+    Acc acc = op_load<Op, Acc>(gld_wide(src + i_begin * p.src_step), i_begin + base);
     for (int64_t i = i_begin + 1; i < i_end; ++i)
-      acc = Op::apply(acc, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i));
+      acc = Op::apply(acc, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i + base));
     gst(carries + g, acc);
     return;
   }
-  Acc running = mode == columns_scan_from_carry ? gld(carries + g) : S::identity();
+  Acc running = mode != columns_scan ? gld(carries + g) : S::identity();
+  // Only the first element of the whole sequence is its head (an exclusive scan's init there);
+  // a carried piece's first element follows the pieces before it. (A flag, not a head index
+  // from the plan: compared with a constant, the test leaves the loop's registers as they were,
+  // 32 where a loaded index took 40, sm_90.)
+  const bool carried = mode == columns_scan_carried;
   for (int64_t i = i_begin; i < i_end; ++i) {
-    const Acc after = Op::apply(running, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i));
-    gst_wide(dst + i * p.dst_step, op_store<Op, Dst>(result(running, after, i == 0)));
+    const Acc after = Op::apply(running, op_load<Op, Acc>(gld_wide(src + i * p.src_step), i + base));
+    gst_wide(dst + i * p.dst_step, op_store<Op, Dst>(result(running, after, i == 0 && !carried)));
     running = after;
   }
 }
 
-// Carries of one column, chunk by chunk, into exclusive prefixes (chunk 0: the identity).
+// Carries of one column, chunk by chunk, into exclusive prefixes (chunk 0: the identity). Any
+// `chunks` rows: akx_scan_piece also folds its pieces' totals with it (the row after the ones
+// folded receives their fold).
 template <class Op, class Acc>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_columns_carry_info.max_threads)
 void scan_columns_carry(akx__scan_plan p) {

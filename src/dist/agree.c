@@ -53,7 +53,7 @@ akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *
 }
 
 static void check_common(akx__dist_record *r, const akx_array *src, int32_t split_dim, akx_op op,
-                         int allow_all) {
+                         int allow_all, int family) {
   if (!src) {
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src is NULL");
     return;
@@ -66,19 +66,25 @@ static void check_common(akx__dist_record *r, const akx_array *src, int32_t spli
   if (split_dim == AKX_DIM_ALL ? !allow_all : (split_dim < 0 || split_dim >= src->ndim))
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "split_dim is %d, expected 0..%d%s",
                           (int)split_dim, (int)src->ndim - 1, allow_all ? " or AKX_DIM_ALL" : "");
+  /* A scan combines its pieces with libakx's own kernels (akx_scan_piece), whatever the
+   * accumulator; the reductions exchange and combine their partials as a dtype. */
+  const int user = (int32_t)op >= AKX_USER_OP_FIRST;
+  const int own = user || (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX;
+  if ((user && family == AKX__DIST_SCAN) || (own && family == AKX__DIST_MAPREDUCE)) return;
   if ((int32_t)op < AKX_OP_ADD || (int32_t)op > AKX_OP_XOR)
-    akx__dist_record_fail(r, (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX ||
-                                     (int32_t)op >= AKX_USER_OP_FIRST
+    akx__dist_record_fail(r, (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX || user
                                  ? AKX_ERROR_UNSUPPORTED : AKX_ERROR_INVALID_ARGUMENT,
-                          "op is %d: libakx_dist combines the built-in ops ADD..XOR (ARGMIN, "
-                          "ARGMAX and user ops have accumulators it cannot exchange)", (int)op);
+                          "op is %d: %s combines the built-in ops ADD..XOR%s", (int)op,
+                          family == AKX__DIST_SCAN ? "akx_scan_all" : "akx_reduce_dims_all",
+                          family == AKX__DIST_SCAN ? " and user ops (ARGMIN and ARGMAX have no scan)"
+                                                   : " (user ops and ARGMIN/ARGMAX: akx_mapreduce_all)");
 }
 
 void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
                      int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
                      int needs_dst) {
   record_init(r, family, dst, src, split_dim, map, op, dim);
-  check_common(r, src, split_dim, op, allow_all);
+  check_common(r, src, split_dim, op, allow_all, family);
   if (r->status != AKX_SUCCESS) return;
   if (needs_dst && !dst) akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "dst is NULL");
   else if (needs_dst && dst->data == NULL && akx__dist_count(dst) > 0)
@@ -91,6 +97,16 @@ static const char *family_name(int f) {
   static const char *names[] = {"akx_mapreduce_all", "akx_reduce_dims_all", "akx_scan_all",
                                 "akx_findall_all"};
   return f >= 0 && f < 4 ? names[f] : "libakx_dist";
+}
+
+void akx__dist_memory_order(const akx_array *a, int32_t *order) {
+  for (int32_t k = 0; k < a->ndim; ++k) order[k] = k;
+  for (int32_t i = 1; i < a->ndim; ++i)
+    for (int32_t j = i; j > 0 && llabs(a->strides[order[j - 1]]) < llabs(a->strides[order[j]]); --j) {
+      const int32_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
 }
 
 int akx__dist_findall_ref(const akx__dist_record *all, int size) {
@@ -128,6 +144,8 @@ static const char *disagreement(const akx__dist_record *a, const akx__dist_recor
   FIELD(exclusive, "opts->exclusive")
   FIELD(fold, "opts->fold")
   FIELD(acc, "the accumulator dtype")
+  FIELD(acc_bytes, "the accumulator's size in bytes")
+  FIELD(positional, "whether the op reads positions (0/1)")
   if (a->src_dtype != b->src_dtype) {
     snprintf(why, len, "src->dtype is %s but rank %d's is %s", akx_dtype_name((akx_dtype)b->src_dtype),
              ra, akx_dtype_name((akx_dtype)a->src_dtype));
@@ -197,7 +215,8 @@ akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_
     if (disagreement(&r[0], &r[q], 0, why, sizeof why))
       return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "%s: rank %d: %s", call, q, why);
   }
-  if (mine->family == AKX__DIST_FINDALL) {
+  /* (AKX_DIM_ALL puts whole local arrays one after the other: their orders are their own.) */
+  if (mine->family == AKX__DIST_FINDALL || (mine->positional && mine->split_dim != AKX_DIM_ALL)) {
     /* The global memory order is the reference rank's (akx__dist_findall_ref); every other
      * rank's dims of extent > 1 must come in the same relative order in it. */
     const int ref = akx__dist_findall_ref(r, c->size);
@@ -240,9 +259,29 @@ size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map
   }
   const size_t size = akx_dtype_size(*acc);
   me->acc = *acc;
+  me->acc_bytes = (int64_t)size;
   me->has_init = init != NULL;
   if (init) memcpy(me->init, init, size);
   return size;
+}
+
+size_t akx__dist_user_acc(akx__dist_record *me, akx_context *ctx, akx_op op, const void *init) {
+  if (me->status != AKX_SUCCESS) return 0;
+  akx_user_op_info_t info;
+  const akx_status s = akx_user_op_info(ctx, op, &info);
+  if (s != AKX_SUCCESS) {
+    akx__dist_record_fail(me, s, NULL);
+    return 0;
+  }
+  if (info.acc_size > sizeof me->init) {
+    akx__dist_record_fail(me, AKX_ERROR_INTERNAL, "op %d's accumulator is %zu bytes, more than the "
+                          "32 a user op may have", (int)op, info.acc_size);
+    return 0;
+  }
+  me->acc_bytes = (int64_t)info.acc_size;
+  me->has_init = init != NULL;
+  if (init) memcpy(me->init, init, info.acc_size);
+  return info.acc_size;
 }
 
 akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc, const void *identity) {

@@ -9,17 +9,6 @@
 #include <string.h>
 #include "internal.h"
 
-/* akx_findall's memory order: dims by decreasing |stride|, a tie keeps the lower dim outer. */
-static void memory_order(const akx_array *a, int32_t *order) {
-  for (int32_t k = 0; k < a->ndim; ++k) order[k] = k;
-  for (int32_t i = 1; i < a->ndim; ++i)
-    for (int32_t j = i; j > 0 && llabs(a->strides[order[j - 1]]) < llabs(a->strides[order[j]]); --j) {
-      const int32_t t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
-}
-
 typedef struct {
   int64_t count, capacity;
   int32_t status, pad;
@@ -49,7 +38,7 @@ akx_status akx_findall_all(akx_comm *comm, const akx_array *src, int32_t split_d
     if (!total) akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "total is NULL");
   }
   if (me.status == AKX_SUCCESS) {
-    memory_order(src, me.order);
+    akx__dist_memory_order(src, me.order);
     me.capacity = indices->shape[0];
   }
   const akx__dist_record *all;

@@ -84,8 +84,11 @@ typedef struct {
   int64_t src_shape[AKX_MAX_DIMS], dst_shape[AKX_MAX_DIMS];
   int64_t src_count;      /* local elements */
   int64_t capacity;       /* findall: indices' capacity */
-  int32_t order[AKX_MAX_DIMS]; /* findall: dims outermost first */
-  unsigned char init[16];
+  int32_t order[AKX_MAX_DIMS]; /* findall and `positional`: dims outermost first */
+  int32_t positional;     /* mapreduce with a user op or ARGMIN/ARGMAX: its map reads positions,
+                             global ones in the reference rank's memory order (as findall's) */
+  int64_t acc_bytes;      /* the accumulator's bytes (a user op's: akx_user_op_info) */
+  unsigned char init[32]; /* a user op's accumulator is at most 32 bytes */
   char sentence[256];
 } akx__dist_record;
 
@@ -107,15 +110,26 @@ akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc
 akx_reduce_opts akx__dist_combine_opts(const akx_reduce_opts *given, akx_dtype acc);
 /* The record of the call's arguments (pointers may be NULL: those fields stay 0), then the
  * checks every family starts with: src, a split_dim in range
- * (AKX_DIM_ALL allowed when allow_all), a built-in op, src's data (NULL only when empty) and,
+ * (AKX_DIM_ALL allowed when allow_all), an op the family combines (the built-in ops ADD..XOR;
+ * for akx_scan_all also user ops), src's data (NULL only when empty) and,
  * with needs_dst, dst and its data. Marks r failed. */
 void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
                      int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
                      int needs_dst);
 /* The accumulator of (src, map, op, requested acc) as libakx resolves it, its neutral element
- * (16 bytes at identity) and init's bytes into me; its size, or 0 with me marked failed. */
+ * (16 bytes at identity) and init's bytes into me; its size, or 0 with me marked failed.
+ * Built-in ops ADD..XOR only: a user op's accumulator is akx__dist_user_acc's. */
 size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,
                              akx_dtype requested, const void *init, akx_dtype *acc, void *identity);
+/* A user op of ctx, or ARGMIN/ARGMAX (akx_scan_all and akx_mapreduce_all take them): its accumulator's size and init's bytes into me
+ * (acc stays AKX_DTYPE_AUTO: the op's own type); 0 with me marked failed. */
+size_t akx__dist_user_acc(akx__dist_record *me, akx_context *ctx, akx_op op, const void *init);
+/* akx_findall's memory order of a's dims: decreasing |stride|, a tie keeps the lower dim outer. */
+void akx__dist_memory_order(const akx_array *a, int32_t *order);
+/* This rank's `bytes` at `local` (device memory) gathered from every rank into one device
+ * array (*all: size blocks, rank order): the exchange akx_scan_piece and akx_mapreduce_piece
+ * call back. */
+akx_status akx__dist_gather_device(akx_comm *c, const void *local, size_t bytes, void **all);
 /* The rank whose memory order the global positions follow: the one with the longest shard along
  * split_dim, the lowest such (-1: every shard empty). */
 int akx__dist_findall_ref(const akx__dist_record *all, int size);

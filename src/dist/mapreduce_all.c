@@ -4,6 +4,44 @@
 #include <string.h>
 #include "internal.h"
 
+/* akx_mapreduce_piece's exchange: every rank's partial, in rank order. */
+static akx_status exchange_partials(void *arg, const void *partial, size_t bytes, const void **all) {
+  void *gathered;
+  AKX_DIST_TRY(akx__dist_gather_device(arg, partial, bytes, &gathered));
+  *all = gathered;
+  return AKX_SUCCESS;
+}
+
+/* A user op or ARGMIN/ARGMAX: each rank's shard is a piece (akx_mapreduce_piece) whose
+ * positions are moved to the global array's, in the reference rank's memory order (the
+ * agreement checked that every rank orders its dims alike): the shard's position i is its
+ * runs of `block` elements (the dims inside split_dim's, times its own extent) with the other
+ * ranks' (G - L) * inner elements between them. */
+static akx_status reduce_pieces(akx_comm *comm, const akx_array *src, int32_t split_dim, akx_map map,
+                                akx_op op, const akx_reduce_opts *opts, void *result, akx_where where,
+                                const akx__dist_record *all) {
+  akx_reduce_piece_t piece = {0, 0, 0, comm->size, exchange_partials, comm};
+  const akx__dist_record *me = &all[comm->rank];
+  if (split_dim == AKX_DIM_ALL) {
+    for (int q = 0; q < comm->rank; ++q) piece.position_base += all[q].src_count;
+  } else {
+    const akx__dist_record *ref = &all[akx__dist_findall_ref(all, comm->size)];
+    int64_t inner = 1, before = 0, global = 0;
+    int k = 0;
+    while (k < ref->ndim && ref->order[k] != split_dim) ++k;
+    for (int j = k + 1; j < ref->ndim; ++j) inner *= me->src_shape[ref->order[j]];
+    for (int q = 0; q < comm->size; ++q) {
+      if (q < comm->rank) before += all[q].src_shape[split_dim];
+      global += all[q].src_shape[split_dim];
+    }
+    const int64_t mine = me->src_shape[split_dim];
+    piece.position_base = before * inner;
+    piece.position_block = mine * inner;
+    piece.position_skip = (global - mine) * inner;
+  }
+  return akx_mapreduce_piece(comm->ctx, src, map, op, opts, &piece, result, where);
+}
+
 akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split_dim,
                              akx_map map, akx_op op, const akx_reduce_opts *opts,
                              void *result, akx_where where) {
@@ -21,8 +59,22 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
       akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "where is %d, expected AKX_HOST or "
                             "AKX_DEVICE", (int)where);
   }
-  const size_t acc_size = akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
-  if (me.status == AKX_SUCCESS) {
+  const int own = (int32_t)op >= AKX_USER_OP_FIRST || op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
+  const size_t acc_size = own ? akx__dist_user_acc(&me, ctx, op, given.init)
+                              : akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
+  if (own && me.status == AKX_SUCCESS) {
+    /* What the rank's piece will check, but for an empty shard's missing init (a piece may be
+     * empty: the global array decides, below). */
+    static const unsigned char placeholder[64];
+    akx_reduce_opts o = given;
+    if (!o.init) o.init = placeholder;
+    size_t ws = 0;
+    const akx_status s = akx_mapreduce_workspace_size(ctx, src, map, op, &o, &ws);
+    if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
+    me.fold = given.fold != 0;
+    me.positional = 1;
+    akx__dist_memory_order(src, me.order);
+  } else if (me.status == AKX_SUCCESS) {
     /* The rank's own call: what runs is what is checked. */
     local = akx__dist_local_opts(&given, acc, identity);
     size_t ws = 0;
@@ -37,6 +89,7 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
   for (int q = 0; q < comm->size; ++q) global += all[q].src_count;
   if (global == 0) /* every shard empty: the single-process rules for an empty array */
     return akx_mapreduce(ctx, src, map, op, opts, result, where);
+  if (own) return reduce_pieces(comm, src, split_dim, map, op, &given, result, where, all);
 
   void *slot, *gathered;
   AKX_DIST_TRY(akx__dist_partials_local(comm, acc_size, &slot));

@@ -15,6 +15,30 @@ static akx_array slice(akx_array a, int32_t dim, int64_t from, int64_t n) {
   return a;
 }
 
+/* akx_scan_piece's exchange: this rank's totals into its slot, every rank's gathered; the ranks
+ * before this one are the first rows of the gathered ones. */
+static akx_status exchange_totals(void *arg, const void *totals, size_t bytes, const void **before) {
+  akx_comm *c = arg;
+  void *gathered;
+  AKX_DIST_TRY(akx__dist_gather_device(c, totals, bytes, &gathered));
+  *before = c->rank > 0 ? gathered : NULL;
+  return AKX_SUCCESS;
+}
+
+/* A user op along split_dim: each rank's shard is a piece of the global lines (akx_scan_piece),
+ * every rank a piece (an empty shard too: its totals are identities), in rank order; its map
+ * sees global indices along dim (along the global memory order for AKX_DIM_ALL). The lines pair
+ * up whatever each rank's layout: akx_scan_piece orders them by the kept dims' C order. */
+static akx_status scan_pieces(akx_comm *comm, const akx_array *dst, const akx_array *src,
+                              akx_op op, int32_t dim, const akx_scan_opts *opts,
+                              const akx__dist_record *all) {
+  akx_scan_piece_t piece = {0, comm->rank, exchange_totals, comm};
+  for (int q = 0; q < comm->rank; ++q)
+    piece.index_base += dim == AKX_DIM_ALL ? all[q].src_count : all[q].src_shape[dim];
+  /* A 1-d array's AKX_DIM_ALL is its dim 0, and a 0-d array one element: as akx_scan takes them. */
+  return akx_scan_piece(comm->ctx, dst, src, op, dim, opts, &piece);
+}
+
 akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *src,
                         int32_t split_dim, akx_op op, int32_t dim, const akx_scan_opts *opts) {
   if (!comm) return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "akx_scan_all: comm is NULL");
@@ -34,8 +58,10 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
                             "of a %d-d array: pass split_dim AKX_DIM_ALL (the local arrays one after "
                             "the other in memory order)", (int)split_dim, (int)src->ndim);
   }
-  const size_t acc_size = akx__dist_resolve_acc(&me, src, AKX_MAP_IDENTITY, op, given.acc,
-                                                given.init, &acc, identity);
+  const int user = (int32_t)op >= AKX_USER_OP_FIRST;
+  const size_t acc_size = user ? akx__dist_user_acc(&me, ctx, op, given.init)
+                               : akx__dist_resolve_acc(&me, src, AKX_MAP_IDENTITY, op, given.acc,
+                                                       given.init, &acc, identity);
   if (me.status == AKX_SUCCESS) {
     size_t ws = 0;
     const akx_status s = akx_scan_workspace_size(ctx, dst, src, op, dim, opts, &ws);
@@ -49,6 +75,7 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
   int carry = given.init != NULL;
   for (int q = 0; q < comm->rank; ++q) carry |= all[q].src_count > 0;
   if (!along_split) return akx_scan(ctx, dst, src, op, dim, opts);
+  if (user) return scan_pieces(comm, dst, src, op, dim, &given, all);
 
   /* The lines: the whole array in memory order is one line (akx_scan checked that src and dst
    * are contiguous with the same strides, so memory order is address order); a 1-d array's

@@ -12,7 +12,7 @@
  * when src_flags does not ask for memory checks. */
 static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                              const akx_reduce_opts *opts, int src_flags, akx__extent *ext,
-                             akx_dtype *acc, akx__user_op **user) {
+                             akx_dtype *acc, akx__user_op **user, int piece) {
   AKX_TRY(akx__check_array(ctx, src, "src", src_flags, ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
@@ -44,7 +44,7 @@ static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_m
     /* No neutral element to return for nothing: ARGMIN/ARGMAX (numpy raises) and a user op
      * without identity. */
     const int no_empty = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (*user && !(*user)->info.has_identity);
-    if (ext->count == 0 && no_empty && !(opts && opts->init) && !(opts && opts->fold))
+    if (ext->count == 0 && no_empty && !piece && !(opts && opts->init) && !(opts && opts->fold))
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "src is empty and op %d has no neutral value to return: pass opts->init or opts->fold",
                        (int)op);
@@ -53,7 +53,7 @@ static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_m
   AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
   /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r):
    * the neutral element the kernel starts from is then only combined with it. */
-  if (ext->count == 0 && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init) &&
+  if (ext->count == 0 && !piece && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init) &&
       !(opts && opts->fold))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "src is empty and op %s has no neutral value to return: pass opts->init "
@@ -66,7 +66,7 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
                                    akx_op op, const akx_reduce_opts *opts, int src_flags,
                                    akx__extent *ext, akx_dtype *acc, akx__user_op **user) {
   AKX_TRY(akx__check_context(ctx));
-  return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user);
+  return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user, 0);
 }
 
 /* The workspace's first 64 bytes: the ticket (include/akx/reduce_whole.cuh), then the partials
@@ -113,10 +113,12 @@ static void plan_vectors(akx__reduce_whole_plan *p) {
   p->vec_loads = p->items_per_thread / V > 1 ? (int32_t)(p->items_per_thread / V) : 1;
 }
 
-akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
-                                 akx_map map, akx_op op, const akx_reduce_opts *opts,
-                                 akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
-                                 void *host_result) {
+/* The plan of a call (pass 1's blocks and vectors, the finish), its kernels compiled or found,
+ * its workspace: the ticket, the partials and, after them, a slot of one accumulator (*slot). */
+static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__extent *ext,
+                             akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
+                             const akx__user_op *user, const akx__finish *finish,
+                             akx__reduce_whole_plan *pp, void **slot_out) {
   akx__reduce_whole_plan p;
   memset(&p, 0, sizeof p);
   if (ext->count > 0) {
@@ -151,7 +153,19 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
                                 &p.one_launch));
   p.ticket = ws;
   p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
-  void *slot = (char *)p.partials + (size_t)p.blocks * acc_size;
+  *slot_out = (char *)p.partials + (size_t)p.blocks * acc_size;
+  *pp = p;
+  return AKX_SUCCESS;
+}
+
+akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
+                                 akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                 akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
+                                 void *host_result) {
+  akx__reduce_whole_plan p;
+  void *slot;
+  AKX_TRY(plan_whole(ctx, src, ext, map, op, opts, acc, user, finish, &p, &slot));
+  const size_t acc_size = akx__acc_size(acc, user);
   if (host_result && user) {
     /* The host cannot run a user op's combine: the device finishes into the slot (with the
      * previous value there for fold) and the user's accumulator comes back as it is. */
@@ -187,13 +201,9 @@ static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dt
   }
 }
 
-static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
-                         const akx_reduce_opts *opts, void *result, akx_where where) {
-  akx__extent ext;
-  akx_dtype acc;
-  akx__user_op *user;
-  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc,
-                                  &user));
+/* akx_mapreduce's result and where, for acc (or a user op's accumulator). */
+static akx_status check_result(akx_context *ctx, akx_dtype acc, const akx__user_op *user, void *result,
+                               akx_where where) {
   if (!result) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "result is NULL");
   if ((int)where != AKX_HOST && (int)where != AKX_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
@@ -216,6 +226,17 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                                      "for",
                                      "capture it with where = AKX_DEVICE and copy the result "
                                      "after the graph ran"));
+  return AKX_SUCCESS;
+}
+
+static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                         const akx_reduce_opts *opts, void *result, akx_where where) {
+  akx__extent ext;
+  akx_dtype acc;
+  akx__user_op *user;
+  AKX_TRY(akx__reduce_whole_check(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc,
+                                  &user));
+  AKX_TRY(check_result(ctx, acc, user, result, where));
   akx__finish f;
   finish_from_opts(&f, opts, acc, user, result, acc);
   return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, user, &f,
@@ -239,7 +260,7 @@ akx_status akx_mapreduce_result_dtype(const akx_array *src, akx_map map, akx_op 
   akx__extent ext;
   akx_dtype acc;
   akx__user_op *user;
-  AKX_TRY(check_args(NULL, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc, &user));
+  AKX_TRY(check_args(NULL, src, map, op, opts, AKX__ARRAY_SOURCE, &ext, &acc, &user, 0));
   if (!dtype) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dtype is NULL");
   *dtype = acc;
   return AKX_SUCCESS;
@@ -256,4 +277,66 @@ akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const 
 akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                          const akx_reduce_opts *opts, void *result, akx_where where) {
   return AKX_LOCKED(ctx, mapreduce_locked(ctx, src, map, op, opts, result, where));
+}
+
+/* ---- a piece of a longer array ---------------------------------------------------------------
+ * Pass 1 over the piece stores its partial bare (the kernels' accumulator, positions moved to
+ * the whole array's) into the workspace's slot; the caller's exchange gathers every piece's;
+ * pass 2 alone over them (the same code as a call's own second pass) applies init and fold. */
+static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                               const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
+                               void *result, akx_where where) {
+  if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
+  if (!piece->exchange) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange is NULL");
+  if (piece->pieces < 1 || piece->pieces > INT32_MAX)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->pieces is %" PRId64 "; it must be in 1..%d",
+                     piece->pieces, INT32_MAX);
+  if (piece->position_base < 0 || piece->position_block < 0 || piece->position_skip < 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
+                     ", %" PRId64 " and %" PRId64 "; none may be negative", piece->position_base,
+                     piece->position_block, piece->position_skip);
+  akx__extent ext;
+  akx_dtype acc;
+  akx__user_op *user;
+  AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(check_args(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc, &user, 1));
+  AKX_TRY(check_result(ctx, acc, user, result, where));
+  akx__finish f;
+  finish_from_opts(&f, opts, acc, user, result, acc);
+  akx__finish bare = f;
+  bare.bare = 1;
+  bare.fold = 0;
+  bare.has_init = 0;
+  bare.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
+  akx__reduce_whole_plan p;
+  void *slot;
+  AKX_TRY(plan_whole(ctx, src, &ext, map, op, opts, acc, user, &bare, &p, &slot));
+  p.finish.dst = slot;
+  AKX_TRY(launch(ctx, &p));
+  const size_t acc_size = akx__acc_size(acc, user);
+  const void *all = NULL;
+  AKX_TRY(piece->exchange(piece->arg, slot, acc_size, &all));
+  if (!all) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no partials");
+
+  /* Pass 2 over the pieces' partials; a host result is finished on the device in the slot (the
+   * host cannot run a user op's combine), with its previous value there for fold. */
+  p.partials_only = 1;
+  p.partials = (void *)all;
+  p.blocks = (int32_t)piece->pieces;
+  p.finish = f;
+  p.finish.empty = 0;
+  const size_t out_bytes = user ? user->info.acc_size : akx_dtype_size(acc);
+  if (where == AKX_HOST) {
+    p.finish.dst = slot;
+    if (f.fold) AKX_TRY(ctx->be->memcpy(ctx, slot, result, out_bytes, AKX_COPY_HOST_TO_DEVICE));
+  }
+  AKX_TRY(launch(ctx, &p));
+  if (where == AKX_HOST) return ctx->be->memcpy(ctx, result, slot, out_bytes, AKX_COPY_DEVICE_TO_HOST);
+  return AKX_SUCCESS;
+}
+
+akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                               const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
+                               void *result, akx_where where) {
+  return AKX_LOCKED(ctx, piece_locked(ctx, src, map, op, opts, piece, result, where));
 }

@@ -46,11 +46,16 @@ static int32_t fold_kept(akx__scan_plan *p, int32_t nk) {
   return nk;
 }
 
-/* Everything but the launch: validation, canonical form, shape, tuning, workspace size.
- * `memory`: check data pointers too (a call, not a size query). */
-static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, const akx_array *src,
-                               akx_op op, int32_t dim, const akx_scan_opts *opts, int memory,
-                               akx__scan_plan *p, size_t *ws_bytes) {
+/* A piece's kept dims in C order (dim 0 slowest), unfolded: the line order every piece of a
+ * sequence shares, whatever its layout (akx_scan_piece). */
+static int32_t unfolded_kept(akx__scan_plan *p, int32_t nk) {
+  memcpy(p->dst_outer.shape, p->src_outer.shape, sizeof p->src_outer.shape);
+  return nk;
+}
+
+akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                             akx_op op, int32_t dim, const akx_scan_opts *opts, int memory,
+                             const akx_scan_piece_t *piece, akx__scan_plan *p, size_t *ws_bytes) {
   akx__extent sext, dext;
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | (memory ? AKX__ARRAY_MEMORY : 0), &sext));
@@ -150,7 +155,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
       keep_dim(p, &nk, src->shape[d], src->strides[d], dst->strides[d]);
       slices *= src->shape[d]; /* no overflow: check_array bounded the element count */
     }
-    nk = fold_kept(p, nk);
+    nk = piece ? unfolded_kept(p, nk) : fold_kept(p, nk);
     p->slices = slices;
   }
   p->src_outer.ndim = p->dst_outer.ndim = nk;
@@ -164,6 +169,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
   else p->shape = AKX__SCAN_SLICES;
   const int32_t forced = ctx->settings.scan_shape;
   if (p->slices > 1 && (forced == AKX__SCAN_SLICES || forced == AKX__SCAN_COLUMNS)) p->shape = forced;
+  if (piece) p->shape = AKX__SCAN_COLUMNS; /* the only shape that takes a carry per line */
 
   const size_t acc_size = akx__acc_size(acc, user);
   const int64_t total = p->n * p->slices;
@@ -177,13 +183,14 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
      * each chunk at least 64 long (the carry pass costs a read and write per chunk). */
     const int64_t sms = ctx->info.sm_count; /* the device's (a sim profile's on the sim) */
     const int64_t want = sms * t.target_blocks * t.block_size;
-    int64_t chunks = p->slices >= want ? 1 : (want + p->slices - 1) / p->slices;
+    int64_t chunks = p->slices >= want || p->slices == 0 ? 1 : (want + p->slices - 1) / p->slices;
     const int64_t max_chunks = p->n / 64 > 0 ? p->n / 64 : 1;
     if (chunks > max_chunks) chunks = max_chunks;
     p->chunk_len = (p->n + chunks - 1) / (chunks > 0 ? chunks : 1);
     p->chunks = p->chunk_len > 0 ? (p->n + p->chunk_len - 1) / p->chunk_len : 1;
     if (p->chunks < 1) p->chunks = 1;
     if (p->chunks > 1) *ws_bytes = (size_t)(p->chunks * p->slices) * acc_size;
+    if (piece) *ws_bytes = akx__scan_piece_rows(p, piece) * (size_t)p->slices * acc_size;
     if ((p->slices * p->chunks + p->block_size - 1) / p->block_size > INT32_MAX)
       return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " columns: more than one grid holds",
                        p->slices);
@@ -207,7 +214,7 @@ static akx_status scan_prepare(const akx_context *ctx, const akx_array *dst, con
                        total, p->tiles, tile);
     if (total > 0) *ws_bytes = akx__lookback_bytes(p->tiles, node);
   }
-  if (total == 0) *ws_bytes = 0;
+  if (total == 0 && !piece) *ws_bytes = 0;
   return AKX_SUCCESS;
 }
 
@@ -220,7 +227,7 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
                               akx_op op, int32_t dim, const akx_scan_opts *opts) {
   akx__scan_plan p;
   size_t ws_bytes;
-  AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 1, &p, &ws_bytes));
+  AKX_TRY(akx__scan_prepare(ctx, dst, src, op, dim, opts, 1, NULL, &p, &ws_bytes));
   if (p.n == 0 || p.slices == 0) return AKX_SUCCESS;
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, p.op, AKX_MAP_IDENTITY));
@@ -250,7 +257,7 @@ akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
                                    const akx_scan_opts *opts, size_t *bytes) {
   akx__scan_plan p;
   size_t ws;
-  AKX_TRY(scan_prepare(ctx, dst, src, op, dim, opts, 0, &p, &ws));
+  AKX_TRY(akx__scan_prepare(ctx, dst, src, op, dim, opts, 0, NULL, &p, &ws));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   *bytes = ws;
   return AKX_SUCCESS;

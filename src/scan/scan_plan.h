@@ -16,6 +16,15 @@ size_t akx__lookback_bytes(int64_t tiles, size_t node);
 akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout, int32_t block_size,
                                  int32_t items_per_thread, size_t partial_size, size_t node_size,
                                  int64_t *dynamic_bytes);
+/* akx_scan's and akx_scan_piece's ladder but the launch: validation, canonical form, shape,
+ * tuning, workspace size. `memory`: check data pointers too (a call, not a size query).
+ * piece non-NULL: the column kernels, the kept dims unfolded in C order (the lines' order
+ * every piece shares), and the piece's workspace (akx__scan_piece_rows rows of lines). */
+akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                             akx_op op, int32_t dim, const akx_scan_opts *opts, int memory,
+                             const akx_scan_piece_t *piece, akx__scan_plan *p, size_t *ws_bytes);
+/* Rows of p->slices accumulators a piece's workspace holds (src/scan/scan_piece.c). */
+size_t akx__scan_piece_rows(const akx__scan_plan *p, const akx_scan_piece_t *piece);
 /* Test and bench settings (ctx->settings, src/core/settings.c, read once per context):
  *   AKX_SCAN_LAYOUT = conflict_free (default) | dense | odd_stride (AK's unpadded and padded
  *                     tiles): how tiles keep their runs (include/akx/scan_layout.cuh,

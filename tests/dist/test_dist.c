@@ -8,8 +8,14 @@
  *   reductions every rank receives whole, across ranks;
  * - every split_dim of the 3-d array, the scan along split_dim and along another dim, whole
  *   arrays split in memory order (AKX_DIM_ALL);
- * - bad input on one rank only (a shape mismatch, a wrong dtype, a NULL dst, an op libakx_dist
- *   does not combine): the same status on every rank, the faulty rank named, nothing written.
+ * - ops that read positions (ARGMAX, ARGMIN, a user op whose map weighs by position): the
+ *   global positions in the global memory order, every split_dim and layout;
+ * - a non-commutative user op without identity (affine maps composed, its map reading the
+ *   index) scanned along split_dim and over AKX_DIM_ALL: every rank's piece continues the
+ *   ranks before it, in order;
+ * - bad input on one rank only (a shape mismatch, a wrong dtype, a NULL dst, a user op value
+ *   that is none there, an op akx_reduce_dims_all does not combine): the same status on every
+ *   rank, the faulty rank named, nothing written.
  * A plain MPI program, not Criterion: Criterion forks a process per test, and a fork of an MPI
  * rank cannot take part in its collectives; here every rank runs the same cases in the same
  * order, and a failed check is counted, printed with its rank, and the run goes on (a return
@@ -267,6 +273,89 @@ static void case_mapreduce_dim_all(void) {
   free(h);
 }
 
+/* ---- akx_mapreduce_all with ops that read positions ----------------------------------------- */
+
+/* The global position of global index g: memory order, C-like for the C and strided layouts
+ * (|strides| decrease with the dim), Fortran for F. */
+static int64_t gposition(const int64_t *g, int layout) {
+  return layout == LAYOUT_F ? (g[2] * GSHAPE[1] + g[1]) * GSHAPE[0] + g[0] : glinear(g);
+}
+
+/* ARGMAX of float32 (values repeat: ties go to the first position in memory order, so every
+ * rank's positions must be the global ones) and ARGMIN of int64; the result {int64 index;
+ * value} padded to 16 bytes, identical on every rank and over three runs. */
+static void case_argminmax(akx_dtype t, akx_op op, int32_t split, int layout) {
+  local_array L = make_local(t, split, layout, 10, -1);
+  int64_t best = -1;
+  double best_v = 0;
+  const int64_t n = GSHAPE[0] * GSHAPE[1] * GSHAPE[2];
+  for (int64_t pos = 0; pos < n; ++pos) {
+    /* the global index of position pos, in the layout's memory order */
+    int64_t g[ND];
+    if (layout == LAYOUT_F) {
+      g[0] = pos % GSHAPE[0], g[1] = pos / GSHAPE[0] % GSHAPE[1], g[2] = pos / (GSHAPE[0] * GSHAPE[1]);
+    } else {
+      g[2] = pos % GSHAPE[2], g[1] = pos / GSHAPE[2] % GSHAPE[1], g[0] = pos / (GSHAPE[1] * GSHAPE[2]);
+    }
+    const double v = value(t, glinear(g), 10);
+    if (best < 0 || (op == AKX_OP_ARGMAX ? v > best_v : v < best_v)) best = pos, best_v = v;
+  }
+  unsigned char runs[3][16];
+  for (int run = 0; run < 3; ++run) {
+    memset(runs[run], 0, 16);
+    CALL(akx_mapreduce_all(comm, &L.a, split, AKX_MAP_IDENTITY, op, NULL, runs[run], AKX_HOST));
+  }
+  int64_t index;
+  memcpy(&index, runs[0], 8);
+  const double got_v = get(t, runs[0] + 8);
+  CHECK(index == best && got_v == best_v, "mapreduce_all %s %s split %d %s: (%lld, %g), want (%lld, %g)",
+        op == AKX_OP_ARGMAX ? "ARGMAX" : "ARGMIN", akx_dtype_name(t), (int)split, LAYOUT_NAME[layout],
+        (long long)index, got_v, (long long)best, best_v);
+  CHECK(!memcmp(runs[0], runs[1], 16) && !memcmp(runs[0], runs[2], 16), "ARG split %d %s: runs differ",
+        (int)split, LAYOUT_NAME[layout]);
+  CHECK(same_everywhere(runs[0], 16), "ARG split %d %s: ranks differ", (int)split, LAYOUT_NAME[layout]);
+  free_local(&L);
+}
+
+/* A user op whose map weighs each element by its global position (exact in double: small
+ * integers), with init and with fold into a device result. */
+static const char WEIGHTED_SRC[] =
+    "AKX_HD double w_add(double a, double b) { return a + b; }\n"
+    "AKX_HD double w_zero() { return 0.0; }\n"
+    "template <class S> AKX_HD double w_map(S x, int64_t i) { return (double)x * (double)(i % 5 + 1) + (double)i; }\n";
+static akx_op weighted_op;
+
+static void case_mapreduce_user(int32_t split, int layout) {
+  local_array L = make_local(AKX_INT64, split, layout, 11, -1);
+  double want = 10; /* init */
+  int64_t g[ND];
+  for (g[0] = 0; g[0] < GSHAPE[0]; ++g[0])
+    for (g[1] = 0; g[1] < GSHAPE[1]; ++g[1])
+      for (g[2] = 0; g[2] < GSHAPE[2]; ++g[2]) {
+        const int64_t i = gposition(g, layout);
+        want += value(AKX_INT64, glinear(g), 11) * (double)(i % 5 + 1) + (double)i;
+      }
+  const double init = 10;
+  akx_reduce_opts o = akx_reduce_opts_default();
+  o.init = &init;
+  double got = -1;
+  CALL(akx_mapreduce_all(comm, &L.a, split, AKX_MAP_IDENTITY, weighted_op, &o, &got, AKX_HOST));
+  CHECK(got == want, "mapreduce_all weighted user op split %d %s: %.17g, want %.17g", (int)split,
+        LAYOUT_NAME[layout], got, want);
+  /* fold into a device result holding 1 */
+  double *dev = NULL, one = 1, back = 0;
+  CALL(akx_malloc(ctx, (void **)&dev, sizeof *dev));
+  CALL(akx_memcpy(ctx, dev, &one, sizeof one, AKX_COPY_HOST_TO_DEVICE));
+  o.init = NULL;
+  o.fold = 1;
+  CALL(akx_mapreduce_all(comm, &L.a, split, AKX_MAP_IDENTITY, weighted_op, &o, dev, AKX_DEVICE));
+  CALL(akx_memcpy(ctx, &back, dev, sizeof back, AKX_COPY_DEVICE_TO_HOST));
+  CHECK(back == want - 10 + 1, "mapreduce_all weighted user op, fold into device: %.17g, want %.17g", back,
+        want - 10 + 1);
+  akx_free(ctx, dev);
+  free_local(&L);
+}
+
 /* ---- akx_reduce_dims_all -------------------------------------------------------------------- */
 
 /* dims reduced: the bits of `mask`; split_dim reduced or kept as the mask says. dst is C order
@@ -411,6 +500,114 @@ static void case_scan_dim_all(int exclusive) {
   free(back);
 }
 
+/* ---- akx_scan_all with a user op: non-commutative, no identity, a map that reads its index ---- */
+
+/* x -> a*x + b maps composed in order (f first, then g): the scan of a sequence of them is the
+ * composition of its prefix, which changes when two elements swap. The map reads the element's
+ * global index along the scanned dim, which each rank's piece must see. */
+static const char AFFINE_SRC[] =
+    "struct Affine { double a, b; };\n"
+    "AKX_HD Affine af_then(Affine f, Affine g) {\n"
+    "  Affine r; r.a = f.a * g.a; r.b = f.b * g.a + g.b; return r;\n"
+    "}\n"
+    "template <class S> AKX_HD Affine af_map(S x, int64_t i) {\n"
+    "  Affine r; r.a = 1.0 + (double)x * 0.01; r.b = (double)x + 0.001 * (double)i; return r;\n"
+    "}\n"
+    "template <class D> AKX_HD D af_at_zero(Affine f) { return (D)f.b; }\n";
+typedef struct {
+  double a, b;
+} affine;
+static akx_op affine_op;
+
+static affine affine_of(double x, int64_t i) { return (affine){1.0 + x * 0.01, x + 0.001 * (double)i}; }
+static affine affine_then(affine f, affine g) { return (affine){f.a * g.a, f.b * g.a + g.b}; }
+
+/* The scan of the global lines along split_dim into float64, on this rank's slice: compared with
+ * the sequential composition over the global line (rounding of the op's own arithmetic only),
+ * bitwise identical over three runs. */
+static void case_scan_user(int32_t split, int layout, int exclusive, int with_init) {
+  local_array L = make_local(AKX_FLOAT32, split, layout, 8, -1);
+  int64_t dshape[ND];
+  memcpy(dshape, L.a.shape, sizeof dshape);
+  const int64_t n = dshape[0] * dshape[1] * dshape[2];
+  void *dev = NULL;
+  if (n) CALL(akx_malloc(ctx, &dev, (size_t)n * sizeof(double)));
+  const akx_array dst = akx_array_c(dev, AKX_FLOAT64, ND, dshape);
+  const affine init = exclusive ? (affine){1, 0} : (affine){2, 1};
+  akx_scan_opts o = akx_scan_opts_default();
+  o.exclusive = exclusive;
+  if (with_init) o.init = &init;
+  double *runs[3];
+  for (int run = 0; run < 3; ++run) {
+    runs[run] = calloc((size_t)n + 1, sizeof(double));
+    CALL(akx_scan_all(comm, &dst, &L.a, split, affine_op, split, &o));
+    if (n) CALL(akx_memcpy(ctx, runs[run], dev, (size_t)n * sizeof(double), AKX_COPY_DEVICE_TO_HOST));
+  }
+  int bad = 0;
+  int64_t idx[ND];
+  for (idx[0] = 0; idx[0] < dshape[0]; ++idx[0])
+    for (idx[1] = 0; idx[1] < dshape[1]; ++idx[1])
+      for (idx[2] = 0; idx[2] < dshape[2]; ++idx[2]) {
+        int64_t g[ND] = {idx[0], idx[1], idx[2]};
+        g[split] += L.start;
+        const int64_t upto = g[split] + (exclusive ? 0 : 1);
+        affine acc = with_init ? init : (affine){1, 0};
+        int have = with_init;
+        for (int64_t k = 0; k < upto; ++k) {
+          g[split] = k;
+          const affine f = affine_of(value(AKX_FLOAT32, glinear(g), 8), k);
+          acc = have ? affine_then(acc, f) : f;
+          have = 1;
+        }
+        const double want = acc.b, got = runs[0][(idx[0] * dshape[1] + idx[1]) * dshape[2] + idx[2]];
+        if (!(fabs(got - want) <= 1e-9 * (1 + fabs(want))) && bad++ < 3)
+          CHECK(0, "scan_all user op split %d %s excl %d init %d: at (%lld,%lld,%lld) %.17g, want %.17g",
+                (int)split, LAYOUT_NAME[layout], exclusive, with_init, (long long)idx[0],
+                (long long)idx[1], (long long)idx[2], got, want);
+      }
+  CHECK(!memcmp(runs[0], runs[1], (size_t)n * sizeof(double)) &&
+            !memcmp(runs[0], runs[2], (size_t)n * sizeof(double)),
+        "scan_all user op split %d %s: three runs differ", (int)split, LAYOUT_NAME[layout]);
+  for (int run = 0; run < 3; ++run) free(runs[run]);
+  if (dev) akx_free(ctx, dev);
+  free_local(&L);
+}
+
+/* AKX_DIM_ALL: int32 vectors of 3r + 2 elements (none on rank 1 with 3 ranks or more) one after
+ * the other, the map's index the global position. */
+static void case_scan_user_dim_all(void) {
+  int64_t before = 0, total = 0;
+  const int64_t n = (rank == 1 && nranks >= 3) ? 0 : rank * 3 + 2;
+  for (int q = 0; q < nranks; ++q) {
+    const int64_t m = (q == 1 && nranks >= 3) ? 0 : q * 3 + 2;
+    if (q < rank) before += m;
+    total += m;
+  }
+  int32_t *h = calloc((size_t)total + 1, sizeof *h), *d = NULL;
+  for (int64_t i = 0; i < total; ++i) h[i] = (int32_t)(i * 5 % 11) - 5;
+  double *got = calloc((size_t)n + 1, sizeof *got), *out = NULL;
+  if (n) {
+    CALL(akx_malloc(ctx, (void **)&d, (size_t)n * sizeof *h));
+    CALL(akx_malloc(ctx, (void **)&out, (size_t)n * sizeof *got));
+    CALL(akx_memcpy(ctx, d, h + before, (size_t)n * sizeof *h, AKX_COPY_HOST_TO_DEVICE));
+  }
+  const akx_array a = akx_vector(d, AKX_INT32, n), r = akx_vector(out, AKX_FLOAT64, n);
+  CALL(akx_scan_all(comm, &r, &a, AKX_DIM_ALL, affine_op, AKX_DIM_ALL, NULL));
+  if (n) CALL(akx_memcpy(ctx, got, out, (size_t)n * sizeof *got, AKX_COPY_DEVICE_TO_HOST));
+  affine acc = {1, 0};
+  for (int64_t i = 0; i < before + n; ++i) {
+    const affine f = affine_of(h[i], i);
+    acc = i == 0 ? f : affine_then(acc, f);
+    if (i >= before)
+      CHECK(fabs(got[i - before] - acc.b) <= 1e-9 * (1 + fabs(acc.b)),
+            "scan_all user op DIM_ALL: element %lld is %.17g, want %.17g", (long long)i, got[i - before], acc.b);
+  }
+  if (d) akx_free(ctx, d);
+  if (out) akx_free(ctx, out);
+  free(h);
+  free(got);
+}
+
 /* ---- akx_findall_all ------------------------------------------------------------------------ */
 
 static void case_findall(int32_t split, int layout) {
@@ -528,10 +725,21 @@ static void case_bad_input(void) {
   float first = 0;
   CALL(akx_memcpy(ctx, &first, dev, sizeof first, AKX_COPY_DEVICE_TO_HOST));
   CHECK(first == 42, "reduce_dims_all refused but wrote dst");
-  /* An op whose accumulator libakx_dist cannot exchange: refused on every rank. */
-  float r = 0;
-  s = akx_mapreduce_all(comm, &L.a, 2, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL, &r, AKX_HOST);
-  expect_everywhere(s, AKX_ERROR_UNSUPPORTED, 0, "mapreduce_all ARGMAX");
+  /* A user op value that is not one on the last rank (refused there, so everywhere). */
+  if (nranks > 1) {
+    local_array F = make_local(AKX_FLOAT64, 2, LAYOUT_C, 9, -1);
+    s = akx_scan_all(comm, &F.a, &L.a, 2, rank == last ? (akx_op)(AKX_USER_OP_FIRST + 999) : affine_op, 2, NULL);
+    expect_everywhere(s, AKX_ERROR_INVALID_ARGUMENT, last, "scan_all, no such user op on the last rank");
+    void *after = download(&F);
+    CHECK(!memcmp(after, F.host, F.bytes), "scan_all refused a user op but wrote dst");
+    free(after);
+    free_local(&F);
+  }
+  /* An op whose partials akx_reduce_dims_all cannot combine: refused on every rank. */
+  s = akx_reduce_dims_all(comm, &dst, &L.a, 2, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
+  expect_everywhere(s, AKX_ERROR_UNSUPPORTED, 0, "reduce_dims_all ARGMAX");
+  CALL(akx_memcpy(ctx, &first, dev, sizeof first, AKX_COPY_DEVICE_TO_HOST));
+  CHECK(first == 42, "reduce_dims_all refused ARGMAX but wrote dst");
   akx_free(ctx, dev);
   free_local(&L);
 }
@@ -562,6 +770,14 @@ int main(int argc, char **argv) {
       case_mapreduce(AKX_INT64, layout == LAYOUT_C ? AKX_OP_MIN : AKX_OP_MAX, split, layout, 0);
     }
   case_mapreduce_dim_all();
+  const akx_user_op_desc weighted_desc = {WEIGHTED_SRC, "double", "w_add", "w_zero", "w_map", NULL};
+  CALL(akx_user_op_create(ctx, &weighted_desc, &weighted_op));
+  for (int32_t split = 0; split < ND; ++split)
+    for (int layout = 0; layout < LAYOUTS; ++layout) {
+      case_argminmax(AKX_FLOAT32, AKX_OP_ARGMAX, split, layout);
+      if (layout != LAYOUT_STRIDED) case_argminmax(AKX_INT64, AKX_OP_ARGMIN, split, layout);
+      case_mapreduce_user(split, layout);
+    }
 
   for (int32_t split = 0; split < ND; ++split)
     for (int layout = 0; layout < LAYOUTS; ++layout) {
@@ -578,6 +794,11 @@ int main(int argc, char **argv) {
       case_scan(AKX_INT64, AKX_OP_MIN, split, split, layout, 1, 1, 0); /* exclusive MIN needs init */
     }
   case_scan(AKX_INT64, AKX_OP_ADD, 0, 2, LAYOUT_STRIDED, 0, 0, 0); /* along another dim: local */
+  const akx_user_op_desc affine_desc = {AFFINE_SRC, "Affine", "af_then", NULL, "af_map", "af_at_zero"};
+  CALL(akx_user_op_create(ctx, &affine_desc, &affine_op));
+  for (int32_t split = 0; split < ND; ++split)
+    for (int layout = 0; layout < LAYOUTS; ++layout) case_scan_user(split, layout, layout == LAYOUT_F, layout != LAYOUT_C);
+  case_scan_user_dim_all();
   case_scan_dim_all(0);
   case_scan_dim_all(1);
 
