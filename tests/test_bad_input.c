@@ -259,6 +259,15 @@
   X(scan_dst_self_overlap, akx_scan, INV, "dst->strides[0]", "share") /* {4, 8} strides {2, 1} */ \
   X(scan_capturing_grow, akx_scan, UNS, "capturing", "workspace") /* 64 float32, no workspace */ \
   X(scanws_null_bytes, akx_scan_workspace_size, INV, "bytes", "NULL") /* bytes NULL */          \
+  /* ---- akx_scan_piece, akx_mapreduce_piece: the piece, then akx_scan's and akx_mapreduce's ---- */ \
+  X(piece_scan_null, akx_scan_piece, INV, "piece", "NULL")       /* piece NULL */                \
+  X(piece_scan_no_exchange, akx_scan_piece, INV, "piece->exchange", "NULL") /* exchange NULL */  \
+  X(piece_scan_before_neg, akx_scan_piece, INV, "pieces_before", "=-1") /* -1 pieces before */   \
+  X(piece_scan_dim_9, akx_scan_piece, INV, "dim", "=9")          /* akx_scan's checks too */     \
+  X(piece_mr_null, akx_mapreduce_piece, INV, "piece", "NULL")    /* piece NULL */                \
+  X(piece_mr_pieces_0, akx_mapreduce_piece, INV, "piece->pieces", "=0") /* no partial */        \
+  X(piece_mr_block_neg, akx_mapreduce_piece, INV, "position", "=-3") /* a negative block */     \
+  X(piece_mr_null_result, akx_mapreduce_piece, INV, "result", "NULL") /* akx_mapreduce's checks */ \
   X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
   X(findall_null_count, akx_findall, INV, "count", "NULL")       /* count NULL */                \
@@ -1243,6 +1252,48 @@ ROW(scan_dst_self_overlap) {
   akx_array s = akx_array_c(x->src, AKX_FLOAT32, 2, shape), d = akx_array_c(x->ddst, AKX_FLOAT32, 2, shape);
   d.strides[0] = 2; /* rows overlap: row r starts 2 elements after row r - 1 */
   return akx_scan(x->ctx, &d, &s, ADD, 1, NULL);
+}
+/* akx_scan_piece, akx_mapreduce_piece: an exchange that must never run (a row that reached it
+ * would have launched, which the harness sees) */
+static akx_status never_scan(void *arg, const void *t, size_t b, const void **before) {
+  (void)arg, (void)t, (void)b, (void)before;
+  return AKX_ERROR_INTERNAL;
+}
+static akx_status never_reduce(void *arg, const void *t, size_t b, const void **all) {
+  (void)arg, (void)t, (void)b, (void)all;
+  return AKX_ERROR_INTERNAL;
+}
+ROW(piece_scan_null) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan_piece(x->ctx, &d, &s, ADD, 0, NULL, NULL);
+}
+ROW(piece_scan_no_exchange) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  const akx_scan_piece_t p = {0, 1, NULL, NULL};
+  return akx_scan_piece(x->ctx, &d, &s, ADD, 0, NULL, &p);
+}
+ROW(piece_scan_before_neg) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  const akx_scan_piece_t p = {0, -1, never_scan, NULL};
+  return akx_scan_piece(x->ctx, &d, &s, ADD, 0, NULL, &p);
+}
+ROW(piece_scan_dim_9) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  const akx_scan_piece_t p = {0, 1, never_scan, NULL};
+  return akx_scan_piece(x->ctx, &d, &s, ADD, 9, NULL, &p);
+}
+ROW(piece_mr_null) { return akx_mapreduce_piece(x->ctx, &x->v32, ID, ADD, NULL, NULL, x->out.result, AKX_HOST); }
+ROW(piece_mr_pieces_0) {
+  const akx_reduce_piece_t p = {0, 0, 0, 0, never_reduce, NULL};
+  return akx_mapreduce_piece(x->ctx, &x->v32, ID, ADD, NULL, &p, x->out.result, AKX_HOST);
+}
+ROW(piece_mr_block_neg) {
+  const akx_reduce_piece_t p = {0, -3, 0, 2, never_reduce, NULL};
+  return akx_mapreduce_piece(x->ctx, &x->v32, ID, ADD, NULL, &p, x->out.result, AKX_HOST);
+}
+ROW(piece_mr_null_result) {
+  const akx_reduce_piece_t p = {0, 0, 0, 2, never_reduce, NULL};
+  return akx_mapreduce_piece(x->ctx, &x->v32, ID, ADD, NULL, &p, NULL, AKX_HOST);
 }
 ROW(scanws_null_bytes) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
