@@ -8,7 +8,11 @@
  *   mapreduce: sum of a vector split in memory order (AKX_DIM_ALL);
  *   dims:      sum over the split dim 0 of an N/64 x 64 C-order matrix (64 outputs per rank);
  *   scan:      inclusive cumsum of the vector (AKX_DIM_ALL);
- *   findall:   positions of the nonzero elements (about 8 in 9) of the vector.
+ *   findall:   positions of the nonzero elements (about 8 in 9) of the vector;
+ *   argmax:    ARGMAX of the vector (akx_mapreduce_piece: its positions are the global ones);
+ *   scan-user: the inclusive cumsum of the vector by a user op (akx_scan_piece on the column
+ *              kernels, the ranks' totals folded in rank order: the path of non-commutative
+ *              ops), beside the built-in scan's.
  * Columns: the bytes this rank sent and received through the engine (the agreement record and
  * the partials), its exchanges, the host wall time of those exchanges (staging copies
  * included), and the local part: on the sim, the model's GPU time of the call's kernels
@@ -48,6 +52,7 @@ typedef struct {
   int rank, size, on_sim;
   int64_t n_global, n_local, before; /* elements; this rank's first global index */
   int64_t *dev, *out, *indices;
+  akx_op sum_op; /* a user op: int64 addition */
 } dist_bench;
 
 static int64_t host_value(int64_t k) { return k % 9 == 4 ? 0 : k % 5 - 2; }
@@ -87,6 +92,27 @@ static int call_findall(dist_bench *b, int check) {
   if (akx_findall_all(b->comm, &a, AKX_DIM_ALL, &ind, &count, &total)) return 1;
   for (int64_t k = 0; check && k < b->n_global; ++k) want += host_value(k) != 0;
   return check && total != want;
+}
+
+static int call_argmax(dist_bench *b, int check) {
+  akx_array a = akx_vector(b->dev, AKX_INT64, b->n_local);
+  struct { int64_t index, value; } r = {-1, 0};
+  if (akx_mapreduce_all(b->comm, &a, AKX_DIM_ALL, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL, &r, AKX_HOST))
+    return 1;
+  int64_t best = -1, best_v = 0;
+  for (int64_t k = 0; check && k < b->n_global; ++k)
+    if (best < 0 || host_value(k) > best_v) best = k, best_v = host_value(k);
+  return check && (r.index != best || r.value != best_v);
+}
+
+static int call_scan_user(dist_bench *b, int check) {
+  akx_array a = akx_vector(b->dev, AKX_INT64, b->n_local), d = akx_vector(b->out, AKX_INT64, b->n_local);
+  if (akx_scan_all(b->comm, &d, &a, AKX_DIM_ALL, b->sum_op, AKX_DIM_ALL, NULL)) return 1;
+  if (!check || b->n_local == 0) return 0;
+  int64_t last = 0, want = 0;
+  akx_memcpy(b->ctx, &last, b->out + b->n_local - 1, sizeof last, AKX_COPY_DEVICE_TO_HOST);
+  for (int64_t k = 0; k < b->before + b->n_local; ++k) want += host_value(k);
+  return last != want;
 }
 
 static dist_row run_case(dist_bench *b, const char *family, dist_call call) {
@@ -147,11 +173,19 @@ int akx_bench_dist(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   b.on_sim = akx_context_backend(b.ctx) == AKX_BACKEND_SIM;
+  static const char sum_src[] = "AKX_HD int64_t s_add(int64_t a, int64_t b) { return a + b; }\n"
+                                "AKX_HD int64_t s_zero() { return 0; }\n";
+  const akx_user_op_desc sum_desc = {sum_src, "int64_t", "s_add", "s_zero", NULL, NULL};
+  if (akx_user_op_create(b.ctx, &sum_desc, &b.sum_op) != AKX_SUCCESS) {
+    fprintf(stderr, "akx-bench dist: rank %d: %s\n", b.rank, akx_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   /* Global sizes: multiples of 64 per rank (the dims case's rows). */
   const int64_t sizes[] = {1 << 14, 1 << 17, 1 << 20};
   const int nsizes = quick ? 2 : 3;
   static const struct { const char *name; dist_call call; } families[] = {
-      {"mapreduce", call_mapreduce}, {"dims", call_dims}, {"scan", call_scan}, {"findall", call_findall}};
+      {"mapreduce", call_mapreduce}, {"dims", call_dims}, {"scan", call_scan}, {"findall", call_findall},
+      {"argmax", call_argmax}, {"scan-user", call_scan_user}};
   dist_row *rows = malloc(sizeof(dist_row) * (size_t)b.size);
   int failed = 0;
   if (b.rank == 0)
