@@ -22,6 +22,7 @@
 #include "fixture.h"
 #include "mem_order.h"
 #include "views.h"
+#include "affine_op.h"
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -300,6 +301,18 @@ static int split(int64_t n, int which, int64_t *ext) {
 }
 #define SPLITS 4
 
+/* s in each split from `first` on, every piece's part against the whole scan `want`. */
+static void expect_splits(seq *s, const void *g, const void *want, int first) {
+  for (int sp = first; sp < SPLITS; ++sp) {
+    int64_t ext[5];
+    s->pieces = split(s->shape[scanned(s)], sp, ext);
+    s->ext = ext;
+    void *got = scan_in_pieces(s, g);
+    expect_same(s, got, want);
+    free(got);
+  }
+}
+
 /* The wholes: each dim of a small 3-d array, a vector (AKX_DIM_ALL), and a long dim that the
  * column kernels cut into chunks within a piece. */
 static const struct { int32_t nd; int64_t shape[3]; int32_t dim; } wholes[] = {
@@ -337,14 +350,7 @@ Test(scan_piece, builtin_ops_match_the_whole_scan) {
                       : ops[o].op == AKX_OP_MAX ? (const void *)&max_i : (const void *)&add_i;
         s.opts = &opts;
         void *want = scan_whole(&s, g);
-        for (int sp = 0; sp < SPLITS; ++sp) {
-          int64_t ext[5];
-          s.pieces = split(s.shape[scanned(&s)], sp, ext);
-          s.ext = ext;
-          void *got = scan_in_pieces(&s, g);
-          expect_same(&s, got, want);
-          free(got);
-        }
+        expect_splits(&s, g, want, 0);
         free(want);
       }
       free(g);
@@ -365,17 +371,11 @@ Test(scan_piece, layouts_pair_their_lines) {
       s.opts = &opts;
       void *g = gen(t, count_of(s.nd, s.shape), (uint64_t)(100 + o * 10 + w));
       void *want = scan_whole(&s, g);
-      for (int kind = 0; kind <= LAY_KINDS; ++kind) /* each layout for all pieces, then mixed */
-        for (int sp = 2; sp < SPLITS; ++sp) {
-          int64_t ext[5];
-          s.pieces = split(s.shape[scanned(&s)], sp, ext);
-          s.ext = ext;
-          s.src_kind = kind;
-          s.dst_kind = kind == LAY_KINDS || s.dim == AKX_DIM_ALL ? kind : (kind + 1) % LAY_KINDS;
-          void *got = scan_in_pieces(&s, g);
-          expect_same(&s, got, want);
-          free(got);
-        }
+      for (int kind = 0; kind <= LAY_KINDS; ++kind) { /* each layout for all pieces, then mixed */
+        s.src_kind = kind;
+        s.dst_kind = kind == LAY_KINDS || s.dim == AKX_DIM_ALL ? kind : (kind + 1) % LAY_KINDS;
+        expect_splits(&s, g, want, 2);
+      }
       free(want);
       free(g);
     }
@@ -393,18 +393,7 @@ static akx_op create(const char *source, const char *acc, const char *combine,
   return op;
 }
 
-/* tests/test_user_ops.c's affine maps: x -> a*x + b, composed left to right; no identity. */
-static const char AFFINE_SRC[] =
-    "struct Affine { double a, b; };  // x -> a*x + b\n"
-    "// f first, then g: g(f(x)) = g.a*(f.a*x + f.b) + g.b\n"
-    "AKX_HD Affine af_then(Affine f, Affine g) {\n"
-    "  Affine r; r.a = f.a * g.a; r.b = f.b * g.a + g.b; return r;\n"
-    "}\n"
-    "template <class S> AKX_HD Affine af_map(S x, int64_t) {\n"
-    "  Affine r; r.a = 1.0 + (double)x * 0.01; r.b = (double)x; return r;\n"
-    "}\n"
-    "template <class D> AKX_HD D af_at_zero(Affine f) { return (D)f.b; }  // the map applied to 0\n";
-
+/* The affine maps of tests/test_user_ops.c (tests/support/affine_op.h): no identity. */
 typedef struct {
   double a, b;
 } affine_acc;
@@ -503,14 +492,7 @@ Test(scan_piece, index_base_reaches_the_map) {
       opts.init = m ? &init : NULL;
       s.opts = &opts;
       void *want = scan_whole(&s, g);
-      for (int sp = 1; sp < SPLITS; ++sp) {
-        int64_t ext[5];
-        s.pieces = split(s.shape[scanned(&s)], sp, ext);
-        s.ext = ext;
-        void *got = scan_in_pieces(&s, g);
-        expect_same(&s, got, want);
-        free(got);
-      }
+      expect_splits(&s, g, want, 1);
       free(want);
     }
     free(g);

@@ -27,6 +27,7 @@
 #include "fixture.h"
 #include "mem_order.h"
 #include "views.h"
+#include "affine_op.h"
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -422,17 +423,6 @@ Test(user_ops, logsumexp_rows_and_whole) {
 }
 
 /* ---- an affine-map composition scan (non-commutative, no identity) ------------------------------- */
-
-static const char AFFINE_SRC[] =
-    "struct Affine { double a, b; };  // x -> a*x + b\n"
-    "// f first, then g: g(f(x)) = g.a*(f.a*x + f.b) + g.b\n"
-    "AKX_HD Affine af_then(Affine f, Affine g) {\n"
-    "  Affine r; r.a = f.a * g.a; r.b = f.b * g.a + g.b; return r;\n"
-    "}\n"
-    "template <class S> AKX_HD Affine af_map(S x, int64_t) {\n"
-    "  Affine r; r.a = 1.0 + (double)x * 0.01; r.b = (double)x; return r;\n"
-    "}\n"
-    "template <class D> AKX_HD D af_at_zero(Affine f) { return (D)f.b; }  // the map applied to 0\n";
 
 typedef struct {
   double a, b;
