@@ -22,6 +22,7 @@
 #include "fixture.h"
 #include "mem_order.h"
 #include "views.h"
+#include "pieces.h"
 #include "affine_op.h"
 
 static akx_context *ctx;
@@ -287,19 +288,6 @@ static void *gen(akx_dtype t, int64_t n, uint64_t seed) {
   return g;
 }
 
-/* The pieces' extents along a dim of n: one piece; two; three, the first empty; five, an empty
- * one in the middle. */
-static int split(int64_t n, int which, int64_t *ext) {
-  switch (which) {
-  case 0: ext[0] = n; return 1;
-  case 1: ext[0] = n / 3 + 1, ext[1] = n - ext[0]; return 2;
-  case 2: ext[0] = 0, ext[1] = n / 2, ext[2] = n - n / 2; return 3;
-  default:
-    ext[0] = 1, ext[1] = n / 3, ext[2] = 0, ext[3] = n / 4, ext[4] = n - 1 - n / 3 - n / 4;
-    return 5;
-  }
-}
-#define SPLITS 4
 
 /* s in each split from `first` on, every piece's part against the whole scan `want`. */
 static void expect_splits(seq *s, const void *g, const void *want, int first) {
