@@ -135,7 +135,8 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
  * global array: over the dims in the order akx_findall gives the local array of the rank with the
  * longest shard along split_dim (decreasing |stride|, ties keep the lower dim outer), with the
  * global extent along split_dim; every other rank with elements must order its dims of extent
- * > 1 the same way (else AKX_ERROR_INVALID_ARGUMENT everywhere). The rank's positions are
+ * > 1 the same way (else AKX_ERROR_INVALID_ARGUMENT everywhere; not with AKX_DIM_ALL, where
+ * each local array keeps its own memory order and the layouts of the ranks may differ). The rank's positions are
  * rewritten on the host (a copy of its own positions there and back). AKX_DIM_ALL: the rank's position offset by the element counts of the ranks
  * before it. snprintf-style as akx_findall: when any rank's count exceeds its capacity, every
  * rank returns AKX_ERROR_OUTPUT_TOO_SMALL (the sentence names the rank), with *count and *total

@@ -216,7 +216,7 @@ akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_
       return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "%s: rank %d: %s", call, q, why);
   }
   /* (AKX_DIM_ALL puts whole local arrays one after the other: their orders are their own.) */
-  if (mine->family == AKX__DIST_FINDALL || (mine->positional && mine->split_dim != AKX_DIM_ALL)) {
+  if ((mine->family == AKX__DIST_FINDALL || mine->positional) && mine->split_dim != AKX_DIM_ALL) {
     /* The global memory order is the reference rank's (akx__dist_findall_ref); every other
      * rank's dims of extent > 1 must come in the same relative order in it. */
     const int ref = akx__dist_findall_ref(r, c->size);

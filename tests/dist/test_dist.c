@@ -675,6 +675,52 @@ static void case_findall(int32_t split, int layout) {
   free_local(&L);
 }
 
+/* AKX_DIM_ALL puts each local array, in its own memory order, after the ranks' before it: the
+ * ranks' layouts need not agree (C on even ranks, Fortran on odd ones, 2 x (r + 2) each). */
+static void case_findall_dim_all_layouts(void) {
+  int64_t before = 0;
+  for (int q = 0; q < rank; ++q) before += 2 * (q + 2);
+  const int64_t shape[2] = {2, rank + 2}, n = 2 * (rank + 2);
+  const int fortran = rank % 2;
+  int64_t *h = calloc((size_t)n, sizeof *h), *d = NULL, *dind = NULL, want[64], got[64];
+  int64_t want_n = 0, total_want = 0;
+  for (int q = 0; q < nranks; ++q) {
+    int64_t b = 0;
+    for (int k = 0; k < q; ++k) b += 2 * (k + 2);
+    for (int64_t m = 0; m < 2 * (q + 2); ++m) total_want += (b + m) % 3 != 0;
+  }
+  /* Memory position m of this rank holds global position before + m; nonzero unless that is a
+   * multiple of 3. */
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      const int64_t m = fortran ? j * 2 + i : i * shape[1] + j;
+      h[m] = (before + m) % 3 != 0 ? before + m + 1 : 0;
+    }
+  for (int64_t m = 0; m < n; ++m)
+    if (h[m]) want[want_n++] = before + m;
+  CALL(akx_malloc(ctx, (void **)&d, (size_t)n * sizeof *h));
+  CALL(akx_malloc(ctx, (void **)&dind, 64 * sizeof *h));
+  CALL(akx_memcpy(ctx, d, h, (size_t)n * sizeof *h, AKX_COPY_HOST_TO_DEVICE));
+  const akx_array a = fortran ? akx_array_f(d, AKX_INT64, 2, shape) : akx_array_c(d, AKX_INT64, 2, shape);
+  const akx_array ind = akx_vector(dind, AKX_INT64, 64);
+  int64_t count = -1, total = -1;
+  CALL(akx_findall_all(comm, &a, AKX_DIM_ALL, &ind, &count, &total));
+  CHECK(count == want_n && total == total_want, "findall_all DIM_ALL, C and F ranks: count %lld total %lld, "
+        "want %lld %lld", (long long)count, (long long)total, (long long)want_n, (long long)total_want);
+  if (count == want_n && count > 0) {
+    CALL(akx_memcpy(ctx, got, dind, (size_t)count * sizeof *got, AKX_COPY_DEVICE_TO_HOST));
+    for (int64_t k = 0; k < count; ++k)
+      if (got[k] != want[k]) {
+        CHECK(0, "findall_all DIM_ALL, C and F ranks: position %lld is %lld, want %lld", (long long)k,
+              (long long)got[k], (long long)want[k]);
+        break;
+      }
+  }
+  akx_free(ctx, d);
+  akx_free(ctx, dind);
+  free(h);
+}
+
 /* ---- bad input on one rank ------------------------------------------------------------------ */
 
 static void expect_everywhere(akx_status s, akx_status want, int faulty, const char *what) {
@@ -804,6 +850,7 @@ int main(int argc, char **argv) {
 
   for (int32_t split = 0; split < ND; ++split)
     for (int layout = 0; layout < LAYOUTS; ++layout) case_findall(split, layout);
+  case_findall_dim_all_layouts();
 
   case_bad_input();
 
