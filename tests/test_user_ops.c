@@ -128,7 +128,6 @@ static double rel_err(double got, double want) {
   return fabs(got - want) / fmax(fabs(want), 1e-300);
 }
 
-static long double load_ld(const void *p, akx_dtype t) { return ref_as_ld(ref_load(p, t)); }
 
 static uint64_t h(uint64_t seed, int64_t i) { return ref_rand(seed, (uint64_t)i); }
 
