@@ -1574,8 +1574,8 @@ static int write_plot(const char *png) {
 /* The sim's speed on this machine, against the per-element costs the estimates use: the same
  * 2-core machine ran the same default plan in 17 s one day and 57 s another (bench/RESULTS.md),
  * so a fixed cost would be off by a factor of 2 to 3. The fastest of three float32 scans of 2^18
- * elements (the scan suite's float32 cost, about 0.3 s each) sets the scale, kept within 1/4..4 so that a probe
- * disturbed by another process cannot make the estimate absurd. */
+ * elements (against the scan suite's float32 cost; about 0.3 s each) sets the scale, kept within
+ * 1/4..4 so that a probe disturbed by another process cannot make the estimate absurd. */
 static void calibrate_sim(akx_context *ctx) {
   const int64_t n = (int64_t)1 << 18;
   void *src = NULL, *dst = NULL;

@@ -76,9 +76,10 @@ static int call_dims(dist_bench *b, int check) {
   return akx_reduce_dims_all(b->comm, &d, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL) != AKX_SUCCESS;
 }
 
-static int call_scan(dist_bench *b, int check) {
+/* The inclusive cumsum of the vector by op (ADD, or the user op's int64 addition). */
+static int scan_with(dist_bench *b, int check, akx_op op) {
   akx_array a = akx_vector(b->dev, AKX_INT64, b->n_local), d = akx_vector(b->out, AKX_INT64, b->n_local);
-  if (akx_scan_all(b->comm, &d, &a, AKX_DIM_ALL, AKX_OP_ADD, AKX_DIM_ALL, NULL)) return 1;
+  if (akx_scan_all(b->comm, &d, &a, AKX_DIM_ALL, op, AKX_DIM_ALL, NULL)) return 1;
   if (!check || b->n_local == 0) return 0;
   int64_t last = 0, want = 0;
   akx_memcpy(b->ctx, &last, b->out + b->n_local - 1, sizeof last, AKX_COPY_DEVICE_TO_HOST);
@@ -105,15 +106,8 @@ static int call_argmax(dist_bench *b, int check) {
   return check && (r.index != best || r.value != best_v);
 }
 
-static int call_scan_user(dist_bench *b, int check) {
-  akx_array a = akx_vector(b->dev, AKX_INT64, b->n_local), d = akx_vector(b->out, AKX_INT64, b->n_local);
-  if (akx_scan_all(b->comm, &d, &a, AKX_DIM_ALL, b->sum_op, AKX_DIM_ALL, NULL)) return 1;
-  if (!check || b->n_local == 0) return 0;
-  int64_t last = 0, want = 0;
-  akx_memcpy(b->ctx, &last, b->out + b->n_local - 1, sizeof last, AKX_COPY_DEVICE_TO_HOST);
-  for (int64_t k = 0; k < b->before + b->n_local; ++k) want += host_value(k);
-  return last != want;
-}
+static int call_scan(dist_bench *b, int check) { return scan_with(b, check, AKX_OP_ADD); }
+static int call_scan_user(dist_bench *b, int check) { return scan_with(b, check, b->sum_op); }
 
 static dist_row run_case(dist_bench *b, const char *family, dist_call call) {
   dist_row r;

@@ -130,9 +130,12 @@ akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all) {
   return AKX_SUCCESS;
 }
 
-akx_status akx__dist_gather_device(akx_comm *c, const void *local, size_t bytes, void **all) {
-  void *slot;
+akx_status akx__dist_exchange(void *comm, const void *local, size_t bytes, const void **all) {
+  akx_comm *c = comm;
+  void *slot, *gathered;
   AKX_DIST_TRY(akx__dist_partials_local(c, bytes, &slot));
   AKX_DIST_TRY(akx_memcpy(c->ctx, slot, local, bytes, AKX_COPY_DEVICE_TO_DEVICE));
-  return akx__dist_partials_exchange(c, bytes, all);
+  AKX_DIST_TRY(akx__dist_partials_exchange(c, bytes, &gathered));
+  *all = gathered;
+  return AKX_SUCCESS;
 }

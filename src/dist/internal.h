@@ -126,10 +126,11 @@ size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map
 size_t akx__dist_user_acc(akx__dist_record *me, akx_context *ctx, akx_op op, const void *init);
 /* akx_findall's memory order of a's dims: decreasing |stride|, a tie keeps the lower dim outer. */
 void akx__dist_memory_order(const akx_array *a, int32_t *order);
-/* This rank's `bytes` at `local` (device memory) gathered from every rank into one device
- * array (*all: size blocks, rank order): the exchange akx_scan_piece and akx_mapreduce_piece
- * call back. */
-akx_status akx__dist_gather_device(akx_comm *c, const void *local, size_t bytes, void **all);
+/* The exchange akx_scan_piece and akx_mapreduce_piece call back (their callbacks' type; comm:
+ * the akx_comm): this rank's `bytes` at `local` (device memory) gathered from every rank into
+ * one device array (*all: size blocks, rank order; a scan's pieces before this rank are its
+ * first blocks). */
+akx_status akx__dist_exchange(void *comm, const void *local, size_t bytes, const void **all);
 /* The rank whose memory order the global positions follow: the one with the longest shard along
  * split_dim, the lowest such (-1: every shard empty). */
 int akx__dist_findall_ref(const akx__dist_record *all, int size);

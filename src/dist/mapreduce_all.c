@@ -4,14 +4,6 @@
 #include <string.h>
 #include "internal.h"
 
-/* akx_mapreduce_piece's exchange: every rank's partial, in rank order. */
-static akx_status exchange_partials(void *arg, const void *partial, size_t bytes, const void **all) {
-  void *gathered;
-  AKX_DIST_TRY(akx__dist_gather_device(arg, partial, bytes, &gathered));
-  *all = gathered;
-  return AKX_SUCCESS;
-}
-
 /* A user op or ARGMIN/ARGMAX: each rank's shard is a piece (akx_mapreduce_piece) whose
  * positions are moved to the global array's, in the reference rank's memory order (the
  * agreement checked that every rank orders its dims alike): the shard's position i is its
@@ -20,7 +12,7 @@ static akx_status exchange_partials(void *arg, const void *partial, size_t bytes
 static akx_status reduce_pieces(akx_comm *comm, const akx_array *src, int32_t split_dim, akx_map map,
                                 akx_op op, const akx_reduce_opts *opts, void *result, akx_where where,
                                 const akx__dist_record *all) {
-  akx_reduce_piece_t piece = {0, 0, 0, comm->size, exchange_partials, comm};
+  akx_reduce_piece_t piece = {0, 0, 0, comm->size, akx__dist_exchange, comm};
   const akx__dist_record *me = &all[comm->rank];
   if (split_dim == AKX_DIM_ALL) {
     for (int q = 0; q < comm->rank; ++q) piece.position_base += all[q].src_count;

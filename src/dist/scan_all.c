@@ -15,16 +15,6 @@ static akx_array slice(akx_array a, int32_t dim, int64_t from, int64_t n) {
   return a;
 }
 
-/* akx_scan_piece's exchange: this rank's totals into its slot, every rank's gathered; the ranks
- * before this one are the first rows of the gathered ones. */
-static akx_status exchange_totals(void *arg, const void *totals, size_t bytes, const void **before) {
-  akx_comm *c = arg;
-  void *gathered;
-  AKX_DIST_TRY(akx__dist_gather_device(c, totals, bytes, &gathered));
-  *before = c->rank > 0 ? gathered : NULL;
-  return AKX_SUCCESS;
-}
-
 /* A user op along split_dim: each rank's shard is a piece of the global lines (akx_scan_piece),
  * every rank a piece (an empty shard too: its totals are identities), in rank order; its map
  * sees global indices along dim (along the global memory order for AKX_DIM_ALL). The lines pair
@@ -32,7 +22,7 @@ static akx_status exchange_totals(void *arg, const void *totals, size_t bytes, c
 static akx_status scan_pieces(akx_comm *comm, const akx_array *dst, const akx_array *src,
                               akx_op op, int32_t dim, const akx_scan_opts *opts,
                               const akx__dist_record *all) {
-  akx_scan_piece_t piece = {0, comm->rank, exchange_totals, comm};
+  akx_scan_piece_t piece = {0, comm->rank, akx__dist_exchange, comm};
   for (int q = 0; q < comm->rank; ++q)
     piece.index_base += dim == AKX_DIM_ALL ? all[q].src_count : all[q].src_shape[dim];
   /* A 1-d array's AKX_DIM_ALL is its dim 0, and a 0-d array one element: as akx_scan takes them. */

@@ -158,6 +158,17 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   return AKX_SUCCESS;
 }
 
+/* Launches p finishing on the device into the slot, then copies `bytes` of it to the host: the
+ * host cannot run a user op's combine (nor, for a piece, the pieces' pass 2), so the device
+ * finishes, with the host's previous value put in the slot first for fold. */
+static akx_status launch_to_host(akx_context *ctx, akx__reduce_whole_plan *p, void *slot,
+                                 void *host_result, size_t bytes) {
+  p->finish.dst = slot;
+  if (p->finish.fold) AKX_TRY(ctx->be->memcpy(ctx, slot, host_result, bytes, AKX_COPY_HOST_TO_DEVICE));
+  AKX_TRY(launch(ctx, p));
+  return ctx->be->memcpy(ctx, host_result, slot, bytes, AKX_COPY_DEVICE_TO_HOST);
+}
+
 akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const akx__extent *ext,
                                  akx_map map, akx_op op, const akx_reduce_opts *opts,
                                  akx_dtype acc, const akx__user_op *user, const akx__finish *finish,
@@ -166,15 +177,8 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   void *slot;
   AKX_TRY(plan_whole(ctx, src, ext, map, op, opts, acc, user, finish, &p, &slot));
   const size_t acc_size = akx__acc_size(acc, user);
-  if (host_result && user) {
-    /* The host cannot run a user op's combine: the device finishes into the slot (with the
-     * previous value there for fold) and the user's accumulator comes back as it is. */
-    p.finish.dst = slot;
-    if (p.finish.fold)
-      AKX_TRY(ctx->be->memcpy(ctx, slot, host_result, user->info.acc_size, AKX_COPY_HOST_TO_DEVICE));
-    AKX_TRY(launch(ctx, &p));
-    return ctx->be->memcpy(ctx, host_result, slot, user->info.acc_size, AKX_COPY_DEVICE_TO_HOST);
-  }
+  /* A user op's accumulator comes back as it is. */
+  if (host_result && user) return launch_to_host(ctx, &p, slot, host_result, user->info.acc_size);
   if (host_result) {
     p.finish.bare = 1;
     p.finish.dst = slot;
@@ -318,21 +322,15 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map m
   AKX_TRY(piece->exchange(piece->arg, slot, acc_size, &all));
   if (!all) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no partials");
 
-  /* Pass 2 over the pieces' partials; a host result is finished on the device in the slot (the
-   * host cannot run a user op's combine), with its previous value there for fold. */
+  /* Pass 2 over the pieces' partials. */
   p.partials_only = 1;
   p.partials = (void *)all;
   p.blocks = (int32_t)piece->pieces;
   p.finish = f;
   p.finish.empty = 0;
-  const size_t out_bytes = user ? user->info.acc_size : akx_dtype_size(acc);
-  if (where == AKX_HOST) {
-    p.finish.dst = slot;
-    if (f.fold) AKX_TRY(ctx->be->memcpy(ctx, slot, result, out_bytes, AKX_COPY_HOST_TO_DEVICE));
-  }
-  AKX_TRY(launch(ctx, &p));
-  if (where == AKX_HOST) return ctx->be->memcpy(ctx, result, slot, out_bytes, AKX_COPY_DEVICE_TO_HOST);
-  return AKX_SUCCESS;
+  if (where == AKX_HOST)
+    return launch_to_host(ctx, &p, slot, result, user ? user->info.acc_size : akx_dtype_size(acc));
+  return launch(ctx, &p);
 }
 
 akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
