@@ -382,11 +382,7 @@ Test(mapreduce_piece, argmax_argmin_first_position_of_the_whole) {
 static akx_op create(const char *source, const char *acc, const char *combine,
                      const char *identity, const char *map) {
   const akx_user_op_desc d = {source, acc, combine, identity, map, NULL};
-  akx_op op = (akx_op)-1;
-  const akx_status st = akx_user_op_create(ctx, &d, &op);
-  cr_assert_eq(st, AKX_SUCCESS, "akx_user_op_create(%s) = %s: %s\ncompiler log:\n%s", combine,
-               akx_status_string(st), akx_last_error(), akx_last_compile_log());
-  return op;
+  return tfx_user_op(ctx, &d);
 }
 
 /* Weights and offsets from the position: a piece numbering its elements from 0 (or a 3-d

@@ -374,11 +374,7 @@ Test(scan_piece, layouts_pair_their_lines) {
 static akx_op create(const char *source, const char *acc, const char *combine,
                      const char *identity, const char *map, const char *store) {
   const akx_user_op_desc d = {source, acc, combine, identity, map, store};
-  akx_op op = (akx_op)-1;
-  const akx_status st = akx_user_op_create(ctx, &d, &op);
-  cr_assert_eq(st, AKX_SUCCESS, "akx_user_op_create(%s) = %s: %s\ncompiler log:\n%s", combine,
-               akx_status_string(st), akx_last_error(), akx_last_compile_log());
-  return op;
+  return tfx_user_op(ctx, &d);
 }
 
 /* The affine maps of tests/test_user_ops.c (tests/support/affine_op.h): no identity. */

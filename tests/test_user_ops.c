@@ -42,16 +42,7 @@ static akx_user_op_desc desc_of(const char *source, const char *acc, const char 
   return d;
 }
 
-/* Creates the op on ctx; a failure shows the sentence and the compiler's log. */
-static akx_op create_on(akx_context *c, const akx_user_op_desc *d) {
-  akx_op op = (akx_op)-1;
-  const akx_status st = akx_user_op_create(c, d, &op);
-  cr_assert_eq(st, AKX_SUCCESS, "akx_user_op_create(%s) = %s: %s\ncompiler log:\n%s", d->combine,
-               akx_status_string(st), akx_last_error(), akx_last_compile_log());
-  cr_assert_geq((int)op, AKX_USER_OP_FIRST, "a user op value is >= AKX_USER_OP_FIRST: %d", (int)op);
-  return op;
-}
-static akx_op create(const akx_user_op_desc *d) { return create_on(ctx, d); }
+static akx_op create(const akx_user_op_desc *d) { return tfx_user_op(ctx, d); }
 
 /* akx_mapreduce of a user op into host memory and into device memory: both succeed, write
  * acc_size bytes (no byte past them) and agree bit for bit (one call, one order). */

@@ -62,6 +62,15 @@ void tfx_to_host(akx_context *ctx, void *host, const void *dev, size_t bytes) {
             akx_last_error());
 }
 
+akx_op tfx_user_op(akx_context *ctx, const akx_user_op_desc *d) {
+  akx_op op = (akx_op)-1;
+  const akx_status st = akx_user_op_create(ctx, d, &op);
+  cr_assert_eq(st, AKX_SUCCESS, "akx_user_op_create(%s) = %s: %s\ncompiler log:\n%s", d->combine,
+               akx_status_string(st), akx_last_error(), akx_last_compile_log());
+  cr_assert_geq((int)op, AKX_USER_OP_FIRST, "a user op value is >= AKX_USER_OP_FIRST: %d", (int)op);
+  return op;
+}
+
 void *tfx_upload(akx_context *ctx, const void *host, size_t bytes) {
   void *d = tfx_alloc(ctx, bytes ? bytes : 1);
   tfx_to_device(ctx, d, host, bytes);

@@ -23,6 +23,8 @@ void tfx_free(akx_context *ctx, void *p);
 void tfx_to_device(akx_context *ctx, void *dev, const void *host, size_t bytes);
 void tfx_to_host(akx_context *ctx, void *host, const void *dev, size_t bytes);
 void *tfx_upload(akx_context *ctx, const void *host, size_t bytes); /* alloc + copy */
+/* A user op created on ctx; a failure shows the sentence and the compiler's log. */
+akx_op tfx_user_op(akx_context *ctx, const akx_user_op_desc *d);
 
 /* "float32 shape {3, 4} strides {4, 1}" */
 const char *tfx_describe(const akx_array *a, char *buf, size_t len);
