@@ -10,6 +10,8 @@
  *   scan:      inclusive cumsum of the vector (AKX_DIM_ALL);
  *   findall:   positions of the nonzero elements (about 8 in 9) of the vector;
  *   argmax:    ARGMAX of the vector (akx_mapreduce_piece: its positions are the global ones);
+ *   dims-argmax: ARGMAX over the split dim 0 of the matrix into 64 int64 positions
+ *              (akx_reduce_dims_piece: the ranks' partials folded by the pieces kernel);
  *   scan-user: the inclusive cumsum of the vector by a user op (akx_scan_piece on the column
  *              kernels, the ranks' totals folded in rank order: the path of non-commutative
  *              ops), beside the built-in scan's.
@@ -106,6 +108,23 @@ static int call_argmax(dist_bench *b, int check) {
   return check && (r.index != best || r.value != best_v);
 }
 
+static int call_dims_argmax(dist_bench *b, int check) {
+  const int64_t shape[2] = {b->n_local / 64, 64}, one[2] = {1, 64};
+  akx_array a = akx_array_c(b->dev, AKX_INT64, 2, shape), d = akx_array_c(b->out, AKX_INT64, 2, one);
+  if (akx_reduce_dims_all(b->comm, &d, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL)) return 1;
+  if (!check) return 0;
+  int64_t got[64];
+  akx_memcpy(b->ctx, got, b->out, sizeof got, AKX_COPY_DEVICE_TO_HOST);
+  int bad = 0;
+  for (int64_t j = 0; j < 64; ++j) {
+    int64_t best = -1, best_v = 0;
+    for (int64_t i = 0; i < b->n_global / 64; ++i)
+      if (best < 0 || host_value(i * 64 + j) > best_v) best = i, best_v = host_value(i * 64 + j);
+    bad |= got[j] != best;
+  }
+  return bad;
+}
+
 static int call_scan(dist_bench *b, int check) { return scan_with(b, check, AKX_OP_ADD); }
 static int call_scan_user(dist_bench *b, int check) { return scan_with(b, check, b->sum_op); }
 
@@ -179,13 +198,13 @@ int akx_bench_dist(int argc, char **argv) {
   const int nsizes = quick ? 2 : 3;
   static const struct { const char *name; dist_call call; } families[] = {
       {"mapreduce", call_mapreduce}, {"dims", call_dims}, {"scan", call_scan}, {"findall", call_findall},
-      {"argmax", call_argmax}, {"scan-user", call_scan_user}};
+      {"argmax", call_argmax}, {"dims-argmax", call_dims_argmax}, {"scan-user", call_scan_user}};
   dist_row *rows = malloc(sizeof(dist_row) * (size_t)b.size);
   int failed = 0;
   if (b.rank == 0)
     printf("akx-bench dist: %d ranks, %s; int64; per rank: bytes sent / received through the engine "
            "(agreement record + partials), exchanges, their host wall time, and the local part (%s).\n"
-           "%-10s %9s %4s %9s %9s %5s %12s %12s %s\n",
+           "%-11s %9s %4s %9s %9s %5s %12s %12s %s\n",
            b.size, b.on_sim ? "sim" : "cuda",
            b.on_sim ? "the model's GPU time of the call's kernels, src/sim/model.c" : "call wall time less exchanges",
            "family", "elements", "rank", "sent B", "recv B", "exch", "exchange µs", b.on_sim ? "model µs" : "local µs",
@@ -212,7 +231,7 @@ int akx_bench_dist(int argc, char **argv) {
       MPI_Gather(&r, (int)sizeof r, MPI_BYTE, rows, (int)sizeof r, MPI_BYTE, 0, MPI_COMM_WORLD);
       for (int q = 0; b.rank == 0 && q < b.size; ++q) {
         failed |= !rows[q].ok;
-        printf("%-10s %9lld %4d %9llu %9llu %5llu %12.1f %12.1f %s\n", rows[q].family, (long long)rows[q].n,
+        printf("%-11s %9lld %4d %9llu %9llu %5llu %12.1f %12.1f %s\n", rows[q].family, (long long)rows[q].n,
                rows[q].rank, (unsigned long long)rows[q].sent, (unsigned long long)rows[q].received,
                (unsigned long long)rows[q].exchanges, rows[q].exchange_us, rows[q].local_us,
                rows[q].ok ? "ok" : "FAILED");

@@ -360,6 +360,35 @@ akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map m
                                const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
                                void *result, akx_where where);
 
+/* akx_reduce_dims of src as one piece of a longer array, split along reduced dims: every output
+ * of dst reduces its elements in every piece. Each piece passes the same dst shape (its own
+ * layout) and src extents that may differ along reduced dims only. The piece's partial per
+ * output (n_out accumulators in dst's C order, dim 0 slowest, so that pieces in other layouts
+ * pair their outputs alike) goes to the exchange, which gives every piece's, piece->pieces
+ * blocks of those bytes in the order of the pieces; each output's are combined in that order,
+ * with opts->init applied once and opts->fold into dst, as akx_reduce_dims of the whole array
+ * gives (up to the order of a float op's combines; the same partials give the same bits).
+ * Every op and map akx_reduce_dims takes, user ops and ARGMIN/ARGMAX included: the position a
+ * user op's map sees for the piece's element at position i among its output's reduced
+ * elements (akx_reduce_dims' rule over this piece) is position_base + i + (i / position_block)
+ * * position_skip, as in akx_mapreduce_piece. An empty piece is allowed whatever the op; when
+ * every piece is empty, call akx_reduce_dims on an empty array instead. The exchange is not
+ * called when dst has no element. Errors as akx_reduce_dims', checked before anything runs;
+ * piece NULL, exchange NULL, pieces < 1 or a negative position_* is
+ * AKX_ERROR_INVALID_ARGUMENT; a built-in op's dst of AKX_MAX_DIMS dims, none of extent 1, is
+ * AKX_ERROR_UNSUPPORTED (its pieces are combined along a dim of extent 1). */
+akx_status akx_reduce_dims_piece(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                 akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                 const akx_reduce_piece_t *piece);
+/* Bytes of workspace akx_reduce_dims_piece needs for these shapes, dtypes, options and count
+ * of pieces (data pointers need not exist yet), for a caller that gives the context its own
+ * (akx_context_set_workspace). Errors as akx_reduce_dims_piece's; bytes NULL is
+ * AKX_ERROR_INVALID_ARGUMENT. */
+akx_status akx_reduce_dims_piece_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                                const akx_array *src, akx_map map, akx_op op,
+                                                const akx_reduce_opts *opts, int64_t pieces,
+                                                size_t *bytes);
+
 /* ---- a scan in pieces (for libraries that split sequences across devices: libakx_dist) ---- */
 
 /* akx_scan_piece's exchange, called once between its two halves, on the calling thread with
@@ -492,6 +521,16 @@ void akx_kernel_cache_counters(akx_kernel_cache_counters_t *out);
  * AKX_ERROR_UNSUPPORTED while the stream captures a graph. */
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count);
+/* akx_findall of src as one piece of a longer array (for libraries that split arrays across
+ * devices: libakx_dist): the positions written are the whole array's, position_base + i +
+ * (i / position_block) * position_skip for the piece's position i (position_block 0: no gap),
+ * as akx_mapreduce_piece's, moved on the device as they are stored. Errors as akx_findall's;
+ * piece NULL or a negative position_* is AKX_ERROR_INVALID_ARGUMENT. */
+typedef struct {
+  int64_t position_base, position_block, position_skip;
+} akx_findall_piece_t;
+akx_status akx_findall_piece(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                             int64_t *count, const akx_findall_piece_t *piece);
 #endif /* !__CUDACC_RTC__ */
 
 #ifdef __cplusplus

@@ -24,14 +24,15 @@
  * Ops. The built-in ops ADD, MUL, MIN, MAX, AND, OR, XOR with every map and accumulator that
  * the single-process call takes, in every family. User ops (akx_user_op_create: the same op,
  * created in the same order on every rank, so that its value agrees; compared by value and
- * accumulator size) in akx_mapreduce_all and akx_scan_all, and AKX_OP_ARGMIN/ARGMAX in
- * akx_mapreduce_all: each rank's shard is a piece of the global array (akx_mapreduce_piece,
+ * accumulator size) in every family, and AKX_OP_ARGMIN/ARGMAX in the reductions: each rank's
+ * shard is a piece of the global array (akx_mapreduce_piece, akx_reduce_dims_piece,
  * akx_scan_piece, include/akx.h), so that their maps see global positions (akx_mapreduce_all:
- * the global memory order, as akx_findall_all's; akx_scan_all: the index along the scanned dim
- * of the global array), and the ranks' partials, in the layout the kernels carry, are combined
- * on the device by libakx's own passes (a scan's in rank order: its op need not commute). An
- * empty shard contributes nothing, also for an op without identity. akx_reduce_dims_all
- * refuses user ops and ARGMIN/ARGMAX (AKX_ERROR_UNSUPPORTED on every rank).
+ * the global memory order, as akx_findall_all's; akx_reduce_dims_all: the position among each
+ * output's reduced elements of the global array, in its memory order; akx_scan_all: the index
+ * along the scanned dim of the global array), and the ranks' partials, in the layout the
+ * kernels carry, are combined on the device by libakx's own passes (a scan's in rank order:
+ * its op need not commute). An empty shard contributes nothing, also for an op without
+ * identity.
  *
  * Collective validation. Every rank validates its own arguments as the single-process call
  * would, then one small allgather (a fixed record per rank) agrees on the outcome before any
@@ -108,9 +109,13 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
  * split_dim (0..ndim-1) kept: each rank's dst is its own slice (dst's extent along split_dim
  * equal to its local src's on every rank); the call is local after the agreement.
  * split_dim reduced (dst's extent along split_dim 1 on every rank, which wins when each rank
- * holds one slice): every rank receives the whole dst. Each rank reduces its shard into
- * accumulator partials (dst's shape, the accumulator dtype), which are allgathered and combined
- * in rank order with init and fold, converted to dst's dtype once. */
+ * holds one slice): every rank receives the whole dst. Each rank reduces its shard into a
+ * partial per output (akx_reduce_dims_piece: the kernels' accumulator, dst's outputs in C order,
+ * whatever each rank's layouts), which are allgathered and combined in rank order with init
+ * and fold, converted to dst's dtype once. A user op's map and ARGMIN/ARGMAX see global
+ * positions among each output's reduced elements: every rank must order its reduced dims of
+ * extent > 1 alike in memory (as akx_mapreduce_all's dims), else AKX_ERROR_INVALID_ARGUMENT on
+ * every rank. */
 akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_array *src,
                                int32_t split_dim, akx_map map, akx_op op,
                                const akx_reduce_opts *opts);

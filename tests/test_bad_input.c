@@ -268,9 +268,16 @@
   X(piece_mr_pieces_0, akx_mapreduce_piece, INV, "piece->pieces", "=0") /* no partial */        \
   X(piece_mr_block_neg, akx_mapreduce_piece, INV, "position", "=-3") /* a negative block */     \
   X(piece_mr_null_result, akx_mapreduce_piece, INV, "result", "NULL") /* akx_mapreduce's checks */ \
+  X(piece_rd_no_exchange, akx_reduce_dims_piece, INV, "piece->exchange", "NULL") /* exchange NULL */ \
+  X(piece_rd_skip_neg, akx_reduce_dims_piece, INV, "position", "=-1") /* a negative skip */      \
+  X(piece_rd_dst_shape_7, akx_reduce_dims_piece, INV, "dst->shape[1]", "=7") /* akx_reduce_dims' checks */ \
+  X(piece_rdws_pieces_0, akx_reduce_dims_piece_workspace_size, INV, "pieces", "=0") /* no piece */ \
+  X(piece_rdws_null_bytes, akx_reduce_dims_piece_workspace_size, INV, "bytes", "NULL") /* bytes NULL */ \
   X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
   X(findall_null_count, akx_findall, INV, "count", "NULL")       /* count NULL */                \
+  X(findall_piece_null, akx_findall_piece, INV, "piece", "NULL") /* piece NULL */                \
+  X(findall_piece_base_neg, akx_findall_piece, INV, "position", "=-8") /* a negative base */    \
   X(findall_null_indices, akx_findall, INV, "indices", "NULL")   /* indices NULL */              \
   X(findall_indices_int32, akx_findall, INV, "indices->dtype", "int32") /* not int64 */         \
   X(findall_indices_2d, akx_findall, INV, "indices->ndim", "=2") /* {8, 8} indices */            \
@@ -1295,6 +1302,32 @@ ROW(piece_mr_null_result) {
   const akx_reduce_piece_t p = {0, 0, 0, 2, never_reduce, NULL};
   return akx_mapreduce_piece(x->ctx, &x->v32, ID, ADD, NULL, &p, NULL, AKX_HOST);
 }
+/* akx_reduce_dims_piece: src {8, 128}, dst {8, 1} */
+ROW(piece_rd_no_exchange) {
+  akx_array d = dst81(x);
+  const akx_reduce_piece_t p = {0, 0, 0, 2, NULL, NULL};
+  return akx_reduce_dims_piece(x->ctx, &d, &x->m2, ID, ADD, NULL, &p);
+}
+ROW(piece_rd_skip_neg) {
+  akx_array d = dst81(x);
+  const akx_reduce_piece_t p = {0, 4, -1, 2, never_reduce, NULL};
+  return akx_reduce_dims_piece(x->ctx, &d, &x->m2, ID, ADD, NULL, &p);
+}
+ROW(piece_rd_dst_shape_7) {
+  akx_array d = dst81(x);
+  d.shape[1] = 7;
+  d.strides[0] = 7;
+  const akx_reduce_piece_t p = {0, 0, 0, 2, never_reduce, NULL};
+  return akx_reduce_dims_piece(x->ctx, &d, &x->m2, ID, ADD, NULL, &p);
+}
+ROW(piece_rdws_pieces_0) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims_piece_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, 0, &x->out.bytes);
+}
+ROW(piece_rdws_null_bytes) {
+  akx_array d = dst81(x);
+  return akx_reduce_dims_piece_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, 2, NULL);
+}
 ROW(scanws_null_bytes) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
   return akx_scan_workspace_size(x->ctx, &d, &s, ADD, 0, NULL, NULL);
@@ -1316,6 +1349,15 @@ ROW(findall_null_ctx) {
 ROW(findall_null_count) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(x->ctx, &x->v32, &idx, NULL);
+}
+ROW(findall_piece_null) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_piece(x->ctx, &x->v32, &idx, &x->out.count, NULL);
+}
+ROW(findall_piece_base_neg) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  const akx_findall_piece_t p = {-8, 0, 0};
+  return akx_findall_piece(x->ctx, &x->v32, &idx, &x->out.count, &p);
 }
 ROW(findall_null_indices) { return akx_findall(x->ctx, &x->v32, NULL, &x->out.count); }
 ROW(findall_indices_int32) {

@@ -9,9 +9,8 @@
  *   positions interleave: position_block and position_skip);
  * - a user op whose map reads its position; one without identity, with an empty piece;
  * - bad input refused before the exchange runs, result unwritten; a failing exchange.
- * One process cannot run the pieces at once, so each reduction runs twice: round 1 gathers the
- * partials into one device buffer (its results see only the pieces so far: ignored), round 2
- * hands every piece the full buffer. Partials and results must repeat bit for bit.
+ * One process cannot run the pieces at once: each reduction runs twice (tests/support/gather.h).
+ * Partials and results must repeat bit for bit.
  * The user ops are compiled at run time: the suite's timeout allows for a cold cache. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -23,6 +22,8 @@
 #include "mem_order.h"
 #include "views.h"
 #include "pieces.h"
+#include "reduce_user_ops.h"
+#include "gather.h"
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -31,60 +32,6 @@ TestSuite(mapreduce_piece, .init = setup, .fini = teardown, .timeout = 600);
 
 #define POISON 0xA5
 #define MAX_OUT 32 /* bytes of the largest result here */
-
-/* ---- the exchange ------------------------------------------------------------------------------ */
-
-typedef struct {
-  int64_t k, pieces;     /* the piece now running; how many there are */
-  int round;             /* 1: gather the partials; 2: hand out the gathered ones */
-  void *all;             /* `pieces` blocks of `bytes` (device), zeroed at the first call */
-  unsigned char *seen;   /* round 1's partials, on the host */
-  size_t bytes;
-  int calls;
-  /* Round 2 saw another size or another partial: asserted by the caller, since an assert here
-   * would leave ctx's lock held. */
-  int wrong_size, changed;
-  akx_status fail;       /* returned at once when not AKX_SUCCESS */
-} xchg;
-
-static xchg xchg_make(int64_t pieces) {
-  const xchg x = {.pieces = pieces, .round = 1, .fail = AKX_SUCCESS};
-  return x;
-}
-
-static void xchg_free(xchg *x) { tfx_free(ctx, x->all), free(x->seen); }
-
-static akx_status exchange(void *arg, const void *partial, size_t bytes, const void **all) {
-  xchg *x = arg;
-  x->calls++;
-  if (x->fail != AKX_SUCCESS) return x->fail;
-  const size_t total = (size_t)x->pieces * bytes;
-  akx_status st;
-  if (!x->all) {
-    x->bytes = bytes;
-    if (!(x->seen = calloc(total, 1))) return AKX_ERROR_OUT_OF_MEMORY;
-    if ((st = akx_malloc(ctx, &x->all, total)) != AKX_SUCCESS) return st;
-    st = akx_memcpy(ctx, x->all, x->seen, total, AKX_COPY_HOST_TO_DEVICE);
-    if (st != AKX_SUCCESS) return st;
-  }
-  if (bytes != x->bytes) return x->wrong_size = 1, AKX_ERROR_INTERNAL;
-  unsigned char *mine = x->seen + (size_t)x->k * bytes;
-  if (x->round == 1) {
-    st = akx_memcpy(ctx, (char *)x->all + (size_t)x->k * bytes, partial, bytes,
-                    AKX_COPY_DEVICE_TO_DEVICE);
-    if (st == AKX_SUCCESS) st = akx_memcpy(ctx, mine, partial, bytes, AKX_COPY_DEVICE_TO_HOST);
-    if (st != AKX_SUCCESS) return st;
-  } else {
-    unsigned char *now = malloc(bytes);
-    if (!now) return AKX_ERROR_OUT_OF_MEMORY;
-    st = akx_memcpy(ctx, now, partial, bytes, AKX_COPY_DEVICE_TO_HOST);
-    if (st == AKX_SUCCESS && memcmp(now, mine, bytes) != 0) x->changed = 1;
-    free(now);
-    if (st != AKX_SUCCESS) return st;
-  }
-  *all = x->all;
-  return AKX_SUCCESS;
-}
 
 /* ---- pieces ------------------------------------------------------------------------------------ */
 
@@ -176,12 +123,12 @@ static void whole_call(const call_t *c, const void *g, akx_dtype t, int w, void 
 
 /* The two rounds over the pieces; round 2's result (the same bits in every piece) to out. */
 static void in_pieces(const call_t *c, const cut_t *cu, void *out, const char *what) {
-  xchg x = xchg_make(cu->K);
+  tgx_gather x = tgx_make(ctx, cu->K);
   unsigned char got[MAX_OUT];
   for (x.round = 1; x.round <= 2; ++x.round)
     for (int k = 0; k < cu->K; ++k) {
       akx_reduce_piece_t piece = cu->at[k];
-      piece.pieces = cu->K, piece.exchange = exchange, piece.arg = &x;
+      piece.pieces = cu->K, piece.exchange = tgx_exchange, piece.arg = &x;
       x.k = k;
       const int calls = x.calls;
       const akx_status st = one_call(c, &cu->src[k], &piece, got);
@@ -197,7 +144,7 @@ static void in_pieces(const call_t *c, const cut_t *cu, void *out, const char *w
       else cr_assert(memcmp(out, got, c->out_bytes) == 0,
                      "%s: piece %d's result is not piece 0's bit for bit", what, k);
     }
-  xchg_free(&x);
+  tgx_free(&x);
 }
 
 static const char *describe(char *buf, size_t len, const char *name, int w, const int64_t *ext,
@@ -210,18 +157,7 @@ static const char *describe(char *buf, size_t len, const char *name, int w, cons
   return buf;
 }
 
-/* Integers in [-1000, 1000] as t, or float32 fractions in (0, 143). */
-static void *gen(akx_dtype t, int64_t n, uint64_t seed) {
-  void *g = tfx_xmalloc((size_t)n * ref_size(t));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = (int64_t)(ref_rand(seed, (uint64_t)i) % 2001) - 1000;
-    if (t == AKX_INT64) ((int64_t *)g)[i] = v;
-    else if (t == AKX_INT32) ((int32_t *)g)[i] = (int32_t)v;
-    else if (t == AKX_FLOAT64) ((double *)g)[i] = (double)v;
-    else ((float *)g)[i] = (float)(v + 1001) / 7.0f;
-  }
-  return g;
-}
+static void *gen(akx_dtype t, int64_t n, uint64_t seed) { return piece_values(t, n, seed, 0); }
 
 /* ---- built-in ops ------------------------------------------------------------------------------ */
 
@@ -385,14 +321,6 @@ static akx_op create(const char *source, const char *acc, const char *combine,
   return tfx_user_op(ctx, &d);
 }
 
-/* Weights and offsets from the position: a piece numbering its elements from 0 (or a 3-d
- * piece running its rows on without the other pieces' between) comes out wrong. */
-static const char WEIGHTED_SRC[] =
-    "AKX_HD double w_add(double a, double b) { return a + b; }\n"
-    "AKX_HD double w_zero() { return 0.0; }\n"
-    "template <class S> AKX_HD double w_map(S x, int64_t i) {\n"
-    "  return (double)x * (double)(i % 5 + 1) + (double)i;\n"
-    "}\n";
 
 Test(mapreduce_piece, user_map_sees_the_whole_positions) {
   const akx_op op = create(WEIGHTED_SRC, "double", "w_add", "w_zero", "w_map");
@@ -401,7 +329,7 @@ Test(mapreduce_piece, user_map_sees_the_whole_positions) {
     const int64_t n = whole_n(w);
     int64_t *g = gen(AKX_INT64, n, (uint64_t)(50 + w));
     double host = 0; /* exact: integers far below 2^53 */
-    for (int64_t i = 0; i < n; ++i) host += (double)g[i] * (double)(i % 5 + 1) + (double)i;
+    for (int64_t i = 0; i < n; ++i) host += weighted_term((double)g[i], i);
     for (int m = 0; m < 2; ++m) { /* to the host; init and fold into the device */
       akx_reduce_opts opts = akx_reduce_opts_default();
       opts.init = m ? &init : NULL;
@@ -428,13 +356,7 @@ Test(mapreduce_piece, user_map_sees_the_whole_positions) {
   cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
 }
 
-/* No identity: an empty piece's partial holds no value, which the combine must skip. */
-static const char RANGE_SRC[] =
-    "struct Range { double lo, hi; };\n"
-    "AKX_HD Range r_join(Range a, Range b) {\n"
-    "  Range r; r.lo = a.lo < b.lo ? a.lo : b.lo; r.hi = a.hi > b.hi ? a.hi : b.hi; return r;\n"
-    "}\n"
-    "template <class S> AKX_HD Range r_map(S x, int64_t) { Range r; r.lo = r.hi = (double)x; return r; }\n";
+/* No identity (RANGE_SRC): an empty piece's partial holds no value, which the combine must skip. */
 
 typedef struct { double lo, hi; } range_acc;
 
@@ -490,9 +412,9 @@ Test(mapreduce_piece, bad_input_refused_before_the_exchange) {
       {"result NULL", "result", 0, 0, 1, 2, 0},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-    xchg x = xchg_make(2);
+    tgx_gather x = tgx_make(ctx, 2);
     akx_reduce_piece_t piece = {0, cases[k].block, 0, cases[k].pieces,
-                                cases[k].no_exchange ? NULL : exchange, &x};
+                                cases[k].no_exchange ? NULL : tgx_exchange, &x};
     unsigned char result[16];
     memset(result, POISON, sizeof result);
     const akx_status st =
@@ -505,7 +427,7 @@ Test(mapreduce_piece, bad_input_refused_before_the_exchange) {
               cases[k].what, cases[k].names, akx_last_error());
     cr_assert_eq(x.calls, 0, "%s: the exchange was called", cases[k].what);
     expect_poison(result, sizeof result, cases[k].what);
-    xchg_free(&x);
+    tgx_free(&x);
   }
   tfx_free(ctx, src.data);
   free(g);
@@ -516,9 +438,9 @@ Test(mapreduce_piece, failing_exchange_leaves_the_result_unwritten) {
   int64_t *g = gen(AKX_INT64, n, 80), host = 0;
   for (int64_t i = 0; i < n; ++i) host += g[i];
   const akx_array src = akx_vector(tfx_upload(ctx, g, (size_t)n * 8), AKX_INT64, n);
-  xchg x = xchg_make(3);
+  tgx_gather x = tgx_make(ctx, 3);
   x.fail = AKX_ERROR_DEVICE;
-  const akx_reduce_piece_t piece = {100, 0, 0, 3, exchange, &x};
+  const akx_reduce_piece_t piece = {100, 0, 0, 3, tgx_exchange, &x};
   unsigned char result[8];
   memset(result, POISON, sizeof result);
   const akx_status st =
@@ -527,7 +449,7 @@ Test(mapreduce_piece, failing_exchange_leaves_the_result_unwritten) {
                akx_status_string(st), akx_last_error());
   cr_assert_eq(x.calls, 1, "%d calls of the exchange", x.calls);
   expect_poison(result, sizeof result, "a failed exchange");
-  xchg_free(&x);
+  tgx_free(&x);
   /* The abandoned call leaves the context fit for the next. */
   int64_t sum = 0;
   const akx_status again = akx_mapreduce(ctx, &src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &sum, AKX_HOST);

@@ -274,19 +274,7 @@ static void expect_same(const seq *s, const void *got, const void *want) {
   }
 }
 
-/* Integer values in [-1000, 1000] as t; float32 in [-1.25, 1.25] in steps of 1/8 (the affine
- * maps' slopes stay near 1 over thousands of elements). */
-static void *gen(akx_dtype t, int64_t n, uint64_t seed) {
-  void *g = tfx_xmalloc((size_t)n * ref_size(t));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = (int64_t)(ref_rand(seed, (uint64_t)i) % 2001) - 1000;
-    if (t == AKX_INT64) ((int64_t *)g)[i] = v;
-    else if (t == AKX_INT32) ((int32_t *)g)[i] = (int32_t)v;
-    else if (t == AKX_FLOAT64) ((double *)g)[i] = (double)v;
-    else ((float *)g)[i] = (float)(v % 11) / 8.0f;
-  }
-  return g;
-}
+static void *gen(akx_dtype t, int64_t n, uint64_t seed) { return piece_values(t, n, seed, 1); }
 
 
 /* s in each split from `first` on, every piece's part against the whole scan `want`. */

@@ -3,7 +3,8 @@
 // element's output slot; the striped store scatters the positions of flagged elements
 // (consecutive flagged elements, consecutive slots: the stores of a warp stay together).
 // The last tile stores the total for the host (snprintf-style: the count is the total even
-// when the capacity is smaller; at most capacity positions are written).
+// when the capacity is smaller; at most capacity positions are written). A piece of a longer
+// array (akx_findall_piece) stores its positions moved to the whole array's.
 #pragma once
 #include "akx/scan.cuh"
 
@@ -23,6 +24,7 @@ struct findall_policy {
   int64_t capacity;
   int64_t n, total;
   int64_t d_slice, d_i;
+  akx__positions at;  // where the positions sit in a whole array ({0, 0, 0}: their own)
 
   AKX_DEVICE Acc load(const slice_cursor &c) const {
     return nonzero(gld_wide(src + index_map_offset(map, c.i))) ? 1 : 0;
@@ -39,7 +41,8 @@ struct findall_policy {
   AKX_DEVICE void store(const slice_cursor &, const Acc &v, int64_t position) const {
     if (v & flag) {
       const long long slot = v & ~flag;
-      if (slot < capacity) gst(indices + slot, (long long)position);
+      if (slot < capacity)
+        gst(indices + slot, (long long)(at.base + position + (at.block > 0 ? idiv(position, at.block) * at.skip : 0)));
     }
   }
   AKX_DEVICE void finish(const Acc &total_count, bool last, lookback_header *head) const {
@@ -56,6 +59,7 @@ struct findall_policy {
     pol.total = p.n;
     pol.d_slice = 0;
     pol.d_i = p.block_size;
+    pol.at = p.positions;
     return pol;
   }
 };
@@ -67,9 +71,10 @@ struct findall_policy_c {
   akx__index_map map;
   long long *indices;
   int64_t capacity, n, total, d_slice, d_i;
+  akx__positions at;
 };
 static_assert(sizeof(findall_policy<double>) == sizeof(findall_policy_c) &&
-                  __builtin_offsetof(findall_policy<double>, d_i) == __builtin_offsetof(findall_policy_c, d_i),
+                  __builtin_offsetof(findall_policy<double>, at) == __builtin_offsetof(findall_policy_c, at),
               "findall_policy's layout is findall_policy_c's");
 
 // findall's kernels as its launch sequence calls them (as include/akx/scan.cuh's scan_kernels).

@@ -195,8 +195,9 @@ template <class M, class = void>
 struct is_user_map : false_type {};
 template <class M>
 struct is_user_map<M, void_t<typename M::op_type>> : true_type {};
-// The position a user op's map sees for the element at position i of the reduced array: its
-// position in the whole array when the array is a piece of one (akx_mapreduce_piece). Built-in
+// The position a user op's map sees for the element at position i of the reduced array (or of
+// an output's reduced elements): its position in the whole array when the array is a piece of
+// one (akx_mapreduce_piece, akx_reduce_dims_piece). Built-in
 // maps read no position: for them this is i, and no arithmetic is compiled.
 template <class Op>
 AKX_HD int64_t op_position(akx__positions ps, int64_t i) {
@@ -270,11 +271,6 @@ template <class Acc, class Op, class Src, int V>
 AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0, akx__positions ps) {
   visit_map<Src, Acc, Op>(map, combine_vec_visitor<Acc, Op, Src, V>{acc, x, i0, ps});
   return acc;
-}
-// The positions of a reduction that is not a piece (reductions along dims): its own.
-template <class Acc, class Op, class Src, int V>
-AKX_DEVICE Acc combine_vec(Acc acc, const vec<Src, V> &x, int32_t map, int64_t i0) {
-  return combine_vec<Acc, Op>(acc, x, map, i0, akx__positions{0, 0, 0});
 }
 // The mapped value of one source element at position i (the op's identity for a refused map:
 // unreachable).

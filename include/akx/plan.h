@@ -14,8 +14,10 @@ extern "C" {
  * (include/akx/user_op.cuh, user_optional). */
 #define AKX__INIT_BYTES 48
 
-/* Where a piece's elements sit among the positions of the whole array (akx_mapreduce_piece):
- * the piece's position i is base + i + (i / block) * skip (block 0: no gap). Only a user op's
+/* Where a piece's elements sit among the positions of the whole array (akx_mapreduce_piece,
+ * akx_findall_piece; akx_reduce_dims_piece: among each output's reduced elements): the
+ * piece's position i is
+ * base + i + (i / block) * skip (block 0: no gap). Only a user op's
  * map reads positions (include/akx/ops.cuh, op_position). */
 typedef struct {
   int64_t base, block, skip;
@@ -31,8 +33,8 @@ typedef struct {
   int32_t fold;
   int32_t has_init;
   int32_t empty;     /* no element is reduced into an output (include/akx/ops.cuh's empty_value) */
-  /* the whole-array reduction's: where its positions sit (a piece's; zero: they are its own).
-   * Here because every reduction kernel takes its finish by value. */
+  /* where the reduction's positions sit (a piece's; zero: they are its own). Here because
+   * every reduction kernel takes its finish by value. */
   akx__positions positions;
   AKX_ALIGNAS(16) unsigned char init[AKX__INIT_BYTES]; /* one accumulator value */
 } akx__finish;
@@ -81,7 +83,8 @@ typedef enum {
   AKX__DIMS_COLUMNS,    /* 32 outputs per block, split + second pass ("reduce_dims_columns") */
   AKX__DIMS_STRIDED,    /* any layout, the general fallback ("reduce_dims_strided") */
   AKX__DIMS_WHOLE,      /* one output, contiguous source: the whole-array path ("reduce_whole_*") */
-  AKX__DIMS_NONE        /* nothing to launch (no outputs) */
+  AKX__DIMS_NONE,       /* nothing to launch (no outputs) */
+  AKX__DIMS_PIECES      /* the pieces' partials combined, a thread per output ("reduce_dims_pieces") */
 } akx__dims_shape;
 
 /* Canonical form: outputs over the kept dims (innermost last, the one with the smallest
@@ -101,7 +104,8 @@ typedef struct {
   int32_t kdims, rdims;
   int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
   int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];
-  void *partials;     /* workspace: splits * n_out accumulators when splits > 1 */
+  void *partials;     /* workspace: splits * n_out accumulators when splits > 1 (PIECES: the
+                         exchange's splits = pieces blocks of n_out, piece-major) */
   /* The finish of a split reduction (include/akx/reduce_dims.cuh, finish_groups and finish_outputs): a tree of
    * one or two levels over each output's partials, fixed by the plan, so that one launch and
    * two give the same bits. finish_lanes lanes fold an output's partials (a power of two up to
@@ -204,6 +208,7 @@ typedef struct {
   uint32_t epoch;         /* the call's epoch (include/akx/lookback.cuh) */
   int32_t reset_status;   /* the status may hold foreign bytes: reset it first */
   int64_t status_slots;   /* flags in the status (>= tiles), the nodes after them */
+  akx__positions positions; /* a piece's (akx_findall_piece); zero: the positions are src's */
 } akx__findall_plan;
 
 #ifdef __cplusplus

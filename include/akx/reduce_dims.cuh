@@ -23,6 +23,10 @@
 //   folds the group, the last group's block the column; tickets that those blocks put back to
 //   0), or, when the tickets may hold anything, a second launch ("reduce_dims_columns_finish")
 //   with the same code, so both give the same bits.
+//   The pieces of a reduction split across devices (akx_reduce_dims_piece) each store a bare
+//   partial per output; a third kernel ("reduce_dims_pieces") folds the gathered ones in piece
+//   order, a thread per output, for ops whose partials are no dtype (user ops, ARGMIN/ARGMAX:
+//   a built-in op's are an array akx_reduce_dims itself reduces).
 // Every store to dst goes through the finishing step (include/akx/finish.cuh): init once, fold,
 // conversion of the accumulator at the very end. Indices are zero-based, 64-bit.
 // The map is a runtime argument (include/akx/ops.cuh, map_value), as in every reduction.
@@ -32,6 +36,9 @@
 #include "akx/divide.cuh"
 #include "akx/finish.cuh"
 #include "akx/kernel_resources.cuh"
+#if !defined(__CUDACC_RTC__)
+#include "akx/fail.h"  // the launchers' refusals
+#endif
 
 namespace akx {
 
@@ -76,7 +83,7 @@ AKX_DEVICE int64_t outputs_per_block(const akx__reduce_dims_plan &p) {
 template <class Acc>
 constexpr int finish_loads_in_flight = AKX__FINISH_LOADS_IN_FLIGHT(sizeof(Acc));
 template <class Acc, class Op, int Q>
-AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, int sub) {
+AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, int64_t step, bool active, int q, int sub) {
   constexpr int batch = finish_loads_in_flight<Acc>;
   const int lanes = Q ? Q : q;
   Acc v = Op::template identity<Acc>();
@@ -85,7 +92,7 @@ AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, in
       Acc x[batch];
 #pragma unroll
       for (int u = 0; u < batch; ++u)
-        x[u] = s + lanes * u < count ? gld(base + s + lanes * u) : Op::template identity<Acc>();
+        x[u] = s + lanes * u < count ? gld(base + (s + lanes * u) * step) : Op::template identity<Acc>();
 #pragma unroll
       for (int u = 0; u < batch; ++u)
         if (s + lanes * u < count) v = Op::apply(v, x[u]);
@@ -102,20 +109,22 @@ AKX_DEVICE Acc fold_lanes(const Acc *base, int32_t count, bool active, int q, in
 // registers (ptxas, sm_90). The sim has no registers to spill and takes q at run time (Q = 0):
 // the same loads in the same order, the same bits, and one instance where six made the host
 // compiler take 17.6 s over a reduce_dims instance file, 14.4 s with one (float32, g++ -O2).
-// count is at most the splits (gridDim.y <= 65535): 32-bit positions.
+// count is at most the splits (gridDim.y <= 65535): 32-bit positions. step: accumulators
+// from one partial to the next (1 for a split reduction's own, which are consecutive: the
+// split finishes pass a literal 1, so that their loads keep their offsets in the instruction).
 template <class Acc, class Op>
-AKX_DEVICE Acc fold_partials(const Acc *base, int32_t count, bool active, int q, int sub) {
+AKX_DEVICE Acc fold_partials(const Acc *base, int32_t count, int64_t step, bool active, int q, int sub) {
 #if defined(__CUDACC__)
   switch (q) {
-    case 32: return fold_lanes<Acc, Op, 32>(base, count, active, q, sub);
-    case 16: return fold_lanes<Acc, Op, 16>(base, count, active, q, sub);
-    case 8: return fold_lanes<Acc, Op, 8>(base, count, active, q, sub);
-    case 4: return fold_lanes<Acc, Op, 4>(base, count, active, q, sub);
-    case 2: return fold_lanes<Acc, Op, 2>(base, count, active, q, sub);
-    default: return fold_lanes<Acc, Op, 1>(base, count, active, q, sub);
+    case 32: return fold_lanes<Acc, Op, 32>(base, count, step, active, q, sub);
+    case 16: return fold_lanes<Acc, Op, 16>(base, count, step, active, q, sub);
+    case 8: return fold_lanes<Acc, Op, 8>(base, count, step, active, q, sub);
+    case 4: return fold_lanes<Acc, Op, 4>(base, count, step, active, q, sub);
+    case 2: return fold_lanes<Acc, Op, 2>(base, count, step, active, q, sub);
+    default: return fold_lanes<Acc, Op, 1>(base, count, step, active, q, sub);
   }
 #else
-  return fold_lanes<Acc, Op, 0>(base, count, active, q, sub);
+  return fold_lanes<Acc, Op, 0>(base, count, step, active, q, sub);
 #endif
 }
 
@@ -139,7 +148,7 @@ AKX_DEVICE void finish_groups(const akx__reduce_dims_plan &p, int64_t column, in
     const int64_t o = first + (active ? j : 0);
     const int32_t s0 = (active ? g : g_begin) * p.group_splits;
     const int32_t count = p.splits - s0 < p.group_splits ? p.splits - s0 : p.group_splits;
-    const Acc v = fold_partials<Acc, Op>(partials + o * p.splits + s0, count, active, q, sub);
+    const Acc v = fold_partials<Acc, Op>(partials + o * p.splits + s0, count, 1, active, q, sub);
     if (active && sub == 0) gst(group_partials + o * p.groups + g, v);
   }
 }
@@ -156,7 +165,7 @@ AKX_DEVICE void finish_outputs(const akx__reduce_dims_plan &p, int64_t column) {
   const int64_t o = first + (active ? slot : 0);
   const Acc *base = p.groups > 1 ? static_cast<const Acc *>(p.group_partials) + o * p.groups
                                  : static_cast<const Acc *>(p.partials) + o * p.splits;
-  const Acc v = fold_partials<Acc, Op>(base, p.groups > 1 ? p.groups : p.splits, active, q, sub);
+  const Acc v = fold_partials<Acc, Op>(base, p.groups > 1 ? p.groups : p.splits, 1, active, q, sub);
   if (active && sub == 0)
     finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
 }
@@ -215,6 +224,7 @@ constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_
 constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
 constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 8, false, "reduce_dims_finish"};
+constexpr kernel_info reduce_dims_pieces_info{"reduce_dims_pieces", AKX_MAX_BLOCK_REDUCE, 32, 8, false, "reduce_dims_pieces"};
 
 // ---- rows body: G threads per output over a contiguous reduction ------------------------------
 // The reduction of output o: Q runs (outer reduced dims) of n_in contiguous elements. A run is
@@ -271,12 +281,13 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const vec<Src, V> x1 = gld_vec<Src, V>(addr(k + G));
         const vec<Src, V> x2 = gld_vec<Src, V>(addr(k + 2 * (int64_t)G));
         const vec<Src, V> x3 = gld_vec<Src, V>(addr(k + 3 * (int64_t)G));
-        acc = combine_vec<Acc, Op>(acc, x0, p.map, pos(k));
-        acc = combine_vec<Acc, Op>(acc, x1, p.map, pos(k + G));
-        acc = combine_vec<Acc, Op>(acc, x2, p.map, pos(k + 2 * (int64_t)G));
-        acc = combine_vec<Acc, Op>(acc, x3, p.map, pos(k + 3 * (int64_t)G));
+        acc = combine_vec<Acc, Op>(acc, x0, p.map, pos(k), p.finish.positions);
+        acc = combine_vec<Acc, Op>(acc, x1, p.map, pos(k + G), p.finish.positions);
+        acc = combine_vec<Acc, Op>(acc, x2, p.map, pos(k + 2 * (int64_t)G), p.finish.positions);
+        acc = combine_vec<Acc, Op>(acc, x3, p.map, pos(k + 3 * (int64_t)G), p.finish.positions);
       }
-      for (; k < k1; k += G) acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map, pos(k));
+      for (; k < k1; k += G)
+        acc = combine_vec<Acc, Op>(acc, gld_vec<Src, V>(addr(k)), p.map, pos(k), p.finish.positions);
     }
     // scalars: flat e over Q * (head + tail)
     if (scal > 0) {
@@ -286,7 +297,7 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
         const int64_t q = Q == 1 ? 0 : idiv(e, scal), i = e - q * scal;
         const int64_t idx = i < head ? i : i + nvec * V;
         const Src *ptr = row + (Q == 1 ? 0 : dims_offset(q, nq, p.rshape, p.rstride)) + idx;
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), q * n_in + idx));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), op_position<Op>(p.finish.positions, q * n_in + idx)));
       }
     }
   }
@@ -328,17 +339,17 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
 #pragma unroll 1
       for (int64_t k = 0; k < quads; ++k, r += 4 * (int64_t)ny, ptr += 4 * step) {
         const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0, r));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1, r + ny));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2, r + 2 * (int64_t)ny));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3, r + 3 * (int64_t)ny));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0, op_position<Op>(p.finish.positions, r)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1, op_position<Op>(p.finish.positions, r + ny)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2, op_position<Op>(p.finish.positions, r + 2 * (int64_t)ny)));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3, op_position<Op>(p.finish.positions, r + 3 * (int64_t)ny)));
       }
 #pragma unroll 1
-      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), r));
+      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), op_position<Op>(p.finish.positions, r)));
     } else {
       for (; r < r1; r += ny) {
         const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), r));
+        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), op_position<Op>(p.finish.positions, r)));
       }
     }
   }
@@ -379,6 +390,24 @@ void reduce_dims_finish_kernel(akx__reduce_dims_plan p) {
   finish_outputs<Acc, Op>(p, column);
 }
 
+// ---- the pieces' partials ----------------------------------------------------------------------
+// Output o's partials sit n_out apart (all[piece * n_out + o]: the exchange gathers each piece's
+// n_out as one block), folded in piece order by one thread, so that a warp loads 32 neighbouring
+// outputs of one piece (whole sectors), then stored through the finishing step at the output's
+// place in dst (the plan's kept dims: dst's, in C order, as the pieces stored them).
+template <class Acc, class Op>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS(AKX_MAX_BLOCK_REDUCE)
+void reduce_dims_pieces_kernel(akx__reduce_dims_plan p) {
+  grid_dependency_wait();  // PDL (include/akx/device.cuh): before the first global access
+  grid_dependents_launch();
+  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const bool active = o < p.n_out;
+  const Acc *base = static_cast<const Acc *>(p.partials) + (active ? o : 0);
+  const Acc v = fold_partials<Acc, Op>(base, p.splits, p.n_out, active, 1, 0);
+  if (active)
+    finish_store_at<Op>(v, p.finish, static_cast<char *>(p.finish.dst) + out_dst_offset(p, o) * (int64_t)p.dst_size);
+}
+
 // ---- launcher -----------------------------------------------------------------------------------
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
 // The family's kernels as its launch sequence calls them (as include/akx/scan.cuh's
@@ -397,12 +426,22 @@ struct reduce_dims_kernels {
     return AKX_LAUNCH((with_loads_in_flight(resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info),
                                             finish_loads_in_flight<Acc>, finish_loads_in_flight<Acc>)),
                       (reduce_dims_finish_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
+  }  // Only for ops without a dtype (the header above): no prebuilt instance compiles it.
+  akx_status pieces(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
+    if constexpr (is_user_op<Op>::value)
+      return AKX_LAUNCH((with_loads_in_flight(resourced<void, void, Acc, Op>(reduce_dims_pieces_info),
+                                              finish_loads_in_flight<Acc>, finish_loads_in_flight<Acc>)),
+                        (reduce_dims_pieces_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
+    else
+      return akx__fail(AKX_ERROR_INTERNAL, "a built-in op's pieces reach the pieces kernel (akx_reduce_dims "
+                       "combines them as an array of their accumulator)");
   }
 };
 
 // The one launch sequence of a reduction along dims, for every set of kernels K.
 template <class K>
 akx_status reduce_dims_launch_with(const akx__reduce_dims_plan &p, const K &k, void *stream) {
+  if (p.shape == AKX__DIMS_PIECES) return k.pieces(dim3((unsigned)p.blocks_x), p, stream);
   const dim3 grid((unsigned)p.blocks_x, (unsigned)p.splits);
   akx_status s;
   switch (p.shape) {

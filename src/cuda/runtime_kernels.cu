@@ -175,6 +175,8 @@ struct handles {
   template <class... A>
   akx_status go(int kid, const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
                 const A &...args) const {
+    // A built-in op's unit holds fewer kernels than a user op's (src/jit/instance.c, n_builtin).
+    if (kid >= m->n) return akx__fail(AKX_ERROR_INTERNAL, "%s is not in this run-time module (%d kernels)", info.name, m->n);
     const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
     AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem));
     void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
@@ -209,6 +211,9 @@ struct reduce_dims_handles : handles {
   }
   akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
     return go(2, akx::reduce_dims_columns_finish_info, grid, dim3((unsigned)p.block_size), 0, s, p);
+  }
+  akx_status pieces(dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
+    return go(3, akx::reduce_dims_pieces_info, grid, dim3((unsigned)p.block_size), 0, s, p);
   }
 };
 struct scan_handles : handles {
@@ -256,7 +261,7 @@ struct findall_handles : handles {
   akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}, 0, 1}.init(status, tiles, s); }
   akx_status tile(const akx__findall_plan &p, void *s) const {
     const akx::findall_policy_c pol{p.src, p.src_map, reinterpret_cast<long long *>(p.indices), p.capacity, p.n, p.n, 0,
-                                    p.block_size};
+                                    p.block_size, p.positions};
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
     return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
               p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);

@@ -52,6 +52,12 @@ akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *
   return s;
 }
 
+static const char *family_name(int f) {
+  static const char *names[] = {"akx_mapreduce_all", "akx_reduce_dims_all", "akx_scan_all",
+                                "akx_findall_all"};
+  return f >= 0 && f < 4 ? names[f] : "libakx_dist";
+}
+
 static void check_common(akx__dist_record *r, const akx_array *src, int32_t split_dim, akx_op op,
                          int allow_all, int family) {
   if (!src) {
@@ -66,18 +72,16 @@ static void check_common(akx__dist_record *r, const akx_array *src, int32_t spli
   if (split_dim == AKX_DIM_ALL ? !allow_all : (split_dim < 0 || split_dim >= src->ndim))
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "split_dim is %d, expected 0..%d%s",
                           (int)split_dim, (int)src->ndim - 1, allow_all ? " or AKX_DIM_ALL" : "");
-  /* A scan combines its pieces with libakx's own kernels (akx_scan_piece), whatever the
-   * accumulator; the reductions exchange and combine their partials as a dtype. */
+  /* The pieces are combined by libakx's own kernels (akx_scan_piece, akx_mapreduce_piece,
+   * akx_reduce_dims_piece), whatever the accumulator; ARGMIN and ARGMAX have no scan. */
   const int user = (int32_t)op >= AKX_USER_OP_FIRST;
   const int own = user || (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX;
-  if ((user && family == AKX__DIST_SCAN) || (own && family == AKX__DIST_MAPREDUCE)) return;
+  if (user || (own && family != AKX__DIST_SCAN)) return;
   if ((int32_t)op < AKX_OP_ADD || (int32_t)op > AKX_OP_XOR)
-    akx__dist_record_fail(r, (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX || user
-                                 ? AKX_ERROR_UNSUPPORTED : AKX_ERROR_INVALID_ARGUMENT,
-                          "op is %d: %s combines the built-in ops ADD..XOR%s", (int)op,
-                          family == AKX__DIST_SCAN ? "akx_scan_all" : "akx_reduce_dims_all",
-                          family == AKX__DIST_SCAN ? " and user ops (ARGMIN and ARGMAX have no scan)"
-                                                   : " (user ops and ARGMIN/ARGMAX: akx_mapreduce_all)");
+    akx__dist_record_fail(r, own ? AKX_ERROR_UNSUPPORTED : AKX_ERROR_INVALID_ARGUMENT,
+                          "op is %d: %s combines the built-in ops ADD..XOR and user ops%s", (int)op,
+                          family_name(family), family == AKX__DIST_SCAN ? " (ARGMIN and ARGMAX have no scan)"
+                                                                      : " and ARGMIN/ARGMAX");
 }
 
 void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
@@ -93,11 +97,6 @@ void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, cons
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
 }
 
-static const char *family_name(int f) {
-  static const char *names[] = {"akx_mapreduce_all", "akx_reduce_dims_all", "akx_scan_all",
-                                "akx_findall_all"};
-  return f >= 0 && f < 4 ? names[f] : "libakx_dist";
-}
 
 void akx__dist_memory_order(const akx_array *a, int32_t *order) {
   for (int32_t k = 0; k < a->ndim; ++k) order[k] = k;
@@ -121,11 +120,14 @@ int akx__dist_findall_ref(const akx__dist_record *all, int size) {
   return ref;
 }
 
-/* The dims of extent > 1 of r, in r's memory order: what findall's positions depend on. */
+/* The dims of extent > 1 of r, in r's memory order: what findall's positions depend on (a
+ * dims reduction's: its reduced dims'). */
 static int order_signature(const akx__dist_record *r, int32_t *out) {
   int n = 0;
-  for (int32_t k = 0; k < r->ndim; ++k)
-    if (r->src_shape[r->order[k]] > 1) out[n++] = r->order[k];
+  for (int32_t k = 0; k < r->ndim; ++k) {
+    const int32_t d = r->order[k];
+    if (r->src_shape[d] > 1 && (r->family != AKX__DIST_REDUCE_DIMS || r->dst_shape[d] == 1)) out[n++] = d;
+  }
   return n;
 }
 
@@ -215,8 +217,12 @@ akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_
     if (disagreement(&r[0], &r[q], 0, why, sizeof why))
       return akx__dist_fail(AKX_ERROR_INVALID_ARGUMENT, "%s: rank %d: %s", call, q, why);
   }
-  /* (AKX_DIM_ALL puts whole local arrays one after the other: their orders are their own.) */
-  if ((mine->family == AKX__DIST_FINDALL || mine->positional) && mine->split_dim != AKX_DIM_ALL) {
+  /* (AKX_DIM_ALL puts whole local arrays one after the other: their orders are their own; a
+   * dims reduction that keeps split_dim is local, and numbers its elements as its own.) */
+  int local = mine->split_dim == AKX_DIM_ALL;
+  if (mine->family == AKX__DIST_REDUCE_DIMS && !local)
+    for (int q = 0; q < c->size; ++q) local |= r[q].dst_shape[mine->split_dim] != 1;
+  if ((mine->family == AKX__DIST_FINDALL || mine->positional) && !local) {
     /* The global memory order is the reference rank's (akx__dist_findall_ref); every other
      * rank's dims of extent > 1 must come in the same relative order in it. */
     const int ref = akx__dist_findall_ref(r, c->size);

@@ -1,9 +1,7 @@
-/* akx_findall_all: each rank runs akx_findall on its shard (local memory-order positions), the
- * counts are allgathered, and each rank rewrites its positions as global ones: the local index
- * of each position, moved along split_dim by the extents of the ranks before it, numbered over
- * the global shape in the reference rank's memory order. Monotone, so the positions stay
- * sorted. The rewrite runs on the host over the rank's own positions (akx_findall has brought
- * its count there already). */
+/* akx_findall_all: each rank runs akx_findall_piece on its shard, which stores its positions as
+ * the global array's on the device (akx__dist_positions: in the reference rank's memory order,
+ * the ranks before it along split_dim), then the counts are allgathered. The move is monotone,
+ * so the positions stay sorted, and they never leave the device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,20 +42,11 @@ akx_status akx_findall_all(akx_comm *comm, const akx_array *src, int32_t split_d
   const akx__dist_record *all;
   AKX_DIST_TRY(akx__dist_agree(comm, &me, &all));
 
-  /* The map from local to global positions, from the records (before the exchange below
-   * reuses the staging). */
-  const int ref = akx__dist_findall_ref(all, comm->size);
-  int64_t before = 0, global_split = 0; /* elements (AKX_DIM_ALL) or extent along split_dim */
-  for (int q = 0; q < comm->size; ++q) {
-    const int64_t e = split_dim == AKX_DIM_ALL ? all[q].src_count : all[q].src_shape[split_dim];
-    if (q < comm->rank) before += e;
-    global_split += e;
-  }
-  int32_t global_order[AKX_MAX_DIMS];
-  if (ref >= 0) memcpy(global_order, all[ref].order, sizeof global_order);
-
+  /* The positions' move, from the records (before the exchange below reuses the staging). */
+  akx_findall_piece_t at;
+  akx__dist_positions(comm, all, split_dim, 0, &at.position_base, &at.position_block, &at.position_skip);
   int64_t mine = 0;
-  akx_status local = akx_findall(ctx, src, indices, &mine);
+  akx_status local = akx_findall_piece(ctx, src, indices, &mine, &at);
   outcome out = {mine, indices->shape[0], (int32_t)local, 0}, *outs;
   if (local != AKX_SUCCESS && local != AKX_ERROR_OUTPUT_TOO_SMALL) {
     out.count = 0;
@@ -88,35 +77,6 @@ akx_status akx_findall_all(akx_comm *comm, const akx_array *src, int32_t split_d
              "%lld (every rank stored at most its capacity)", worst,
              (long long)outs[worst].count, (long long)outs[worst].capacity);
 
-  /* Rewrite this rank's positions. */
-  const int64_t written = mine < indices->shape[0] ? mine : indices->shape[0];
-  const int64_t n_split = split_dim == AKX_DIM_ALL ? me.src_count : src->shape[split_dim];
-  if (written > 0 && (before != 0 || global_split != n_split)) {
-    int64_t *pos;
-    AKX_DIST_TRY(akx__dist_host(comm, (size_t)written * sizeof *pos, (void **)&pos));
-    AKX_DIST_TRY(akx_memcpy(ctx, pos, indices->data, (size_t)written * sizeof *pos,
-                            AKX_COPY_DEVICE_TO_HOST));
-    if (split_dim == AKX_DIM_ALL) {
-      for (int64_t k = 0; k < written; ++k) pos[k] += before;
-    } else {
-      int64_t gshape[AKX_MAX_DIMS];
-      for (int32_t d = 0; d < src->ndim; ++d) gshape[d] = d == split_dim ? global_split : src->shape[d];
-      for (int64_t k = 0; k < written; ++k) {
-        int64_t idx[AKX_MAX_DIMS], p = pos[k];
-        for (int32_t j = src->ndim - 1; j >= 0; --j) {
-          const int32_t d = me.order[j];
-          idx[d] = p % src->shape[d];
-          p /= src->shape[d];
-        }
-        idx[split_dim] += before;
-        int64_t g = 0;
-        for (int32_t j = 0; j < src->ndim; ++j) g = g * gshape[global_order[j]] + idx[global_order[j]];
-        pos[k] = g;
-      }
-    }
-    AKX_DIST_TRY(akx_memcpy(ctx, indices->data, pos, (size_t)written * sizeof *pos,
-                            AKX_COPY_HOST_TO_DEVICE));
-  }
   *count = mine;
   *total = sum;
   return verdict == AKX_SUCCESS ? AKX_SUCCESS : akx_set_last_error(verdict, sentence);

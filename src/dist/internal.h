@@ -134,6 +134,16 @@ akx_status akx__dist_exchange(void *comm, const void *local, size_t bytes, const
 /* The rank whose memory order the global positions follow: the one with the longest shard along
  * split_dim, the lowest such (-1: every shard empty). */
 int akx__dist_findall_ref(const akx__dist_record *all, int size);
+/* ---- positions.c ---- */
+/* Where this rank's shard sits among the global array's positions (akx_mapreduce_all and
+ * akx_findall_all: over every dim; akx_reduce_dims_all, reduced_only: over the reduced dims, of
+ * dst extent 1, among each output's elements), as a piece's position_base, _block and _skip:
+ * the dims in the reference rank's memory order (akx__dist_findall_ref; the agreement checked
+ * every rank's against it), split_dim's run of this rank's extent among the global one, the
+ * dims outside it repeating that run with the other ranks' elements between. AKX_DIM_ALL: the
+ * elements of the ranks before, one after the other (no gap). */
+void akx__dist_positions(const akx_comm *comm, const akx__dist_record *all, int32_t split_dim, int reduced_only,
+                         int64_t *base, int64_t *block, int64_t *skip);
 /* Elements of a (0 for an empty one), and whether `a` with count > 0 has NULL data. */
 int64_t akx__dist_count(const akx_array *a);
 

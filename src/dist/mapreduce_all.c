@@ -4,36 +4,6 @@
 #include <string.h>
 #include "internal.h"
 
-/* A user op or ARGMIN/ARGMAX: each rank's shard is a piece (akx_mapreduce_piece) whose
- * positions are moved to the global array's, in the reference rank's memory order (the
- * agreement checked that every rank orders its dims alike): the shard's position i is its
- * runs of `block` elements (the dims inside split_dim's, times its own extent) with the other
- * ranks' (G - L) * inner elements between them. */
-static akx_status reduce_pieces(akx_comm *comm, const akx_array *src, int32_t split_dim, akx_map map,
-                                akx_op op, const akx_reduce_opts *opts, void *result, akx_where where,
-                                const akx__dist_record *all) {
-  akx_reduce_piece_t piece = {0, 0, 0, comm->size, akx__dist_exchange, comm};
-  const akx__dist_record *me = &all[comm->rank];
-  if (split_dim == AKX_DIM_ALL) {
-    for (int q = 0; q < comm->rank; ++q) piece.position_base += all[q].src_count;
-  } else {
-    const akx__dist_record *ref = &all[akx__dist_findall_ref(all, comm->size)];
-    int64_t inner = 1, before = 0, global = 0;
-    int k = 0;
-    while (k < ref->ndim && ref->order[k] != split_dim) ++k;
-    for (int j = k + 1; j < ref->ndim; ++j) inner *= me->src_shape[ref->order[j]];
-    for (int q = 0; q < comm->size; ++q) {
-      if (q < comm->rank) before += all[q].src_shape[split_dim];
-      global += all[q].src_shape[split_dim];
-    }
-    const int64_t mine = me->src_shape[split_dim];
-    piece.position_base = before * inner;
-    piece.position_block = mine * inner;
-    piece.position_skip = (global - mine) * inner;
-  }
-  return akx_mapreduce_piece(comm->ctx, src, map, op, opts, &piece, result, where);
-}
-
 akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split_dim,
                              akx_map map, akx_op op, const akx_reduce_opts *opts,
                              void *result, akx_where where) {
@@ -81,7 +51,13 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
   for (int q = 0; q < comm->size; ++q) global += all[q].src_count;
   if (global == 0) /* every shard empty: the single-process rules for an empty array */
     return akx_mapreduce(ctx, src, map, op, opts, result, where);
-  if (own) return reduce_pieces(comm, src, split_dim, map, op, &given, result, where, all);
+  if (own) {
+    /* A user op or ARGMIN/ARGMAX: each rank's shard is a piece whose positions are moved to the
+     * global array's, in the reference rank's memory order. */
+    akx_reduce_piece_t piece = {0, 0, 0, comm->size, akx__dist_exchange, comm};
+    akx__dist_positions(comm, all, split_dim, 0, &piece.position_base, &piece.position_block, &piece.position_skip);
+    return akx_mapreduce_piece(ctx, src, map, op, &given, &piece, result, where);
+  }
 
   void *slot, *gathered;
   AKX_DIST_TRY(akx__dist_partials_local(comm, acc_size, &slot));

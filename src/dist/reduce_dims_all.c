@@ -1,13 +1,10 @@
 /* akx_reduce_dims_all. A kept split_dim is local: each rank reduces its slice. A reduced one:
- * each rank reduces its shard into partials of dst's shape in the accumulator dtype (no init;
- * the op's neutral element where the shard is empty), the P partial arrays are allgathered, and
- * every rank reduces them along a rank dim, in rank order, with init and fold into dst. */
+ * each rank's shard is a piece of the global reduction (akx_reduce_dims_piece): its partial per
+ * output (the kernels' accumulator, dst's outputs in C order) is allgathered, and every rank
+ * combines each output's P partials in rank order, with init and fold, into dst. A user op's
+ * map (and ARGMIN/ARGMAX) sees each element's global position among its output's reduced
+ * elements, in the reference rank's memory order of the reduced dims. */
 #include "internal.h"
-
-/* A C-contiguous array of `like`'s shape and dtype t at data. */
-static akx_array contiguous_like(void *data, akx_dtype t, const akx_array *like) {
-  return akx_array_c(data, t, like->ndim, like->shape);
-}
 
 akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_array *src,
                                int32_t split_dim, akx_map map, akx_op op,
@@ -17,16 +14,22 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
   akx__dist_record me;
   akx__dist_begin(&me, AKX__DIST_REDUCE_DIMS, dst, src, split_dim, map, op, AKX_DIM_ALL, 0, 1);
   const akx_reduce_opts given = opts ? *opts : akx_reduce_opts_default();
-  akx_reduce_opts local = given;
+  const int own = (int32_t)op >= AKX_USER_OP_FIRST || op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
   akx_dtype acc = AKX_DTYPE_AUTO;
   unsigned char identity[16];
-  const size_t acc_size = akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
+  if (own) akx__dist_user_acc(&me, ctx, op, given.init);
+  else akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
   if (me.status == AKX_SUCCESS) {
-    local = akx__dist_local_opts(&given, acc, identity);
+    /* What this rank's call will check: a piece where split_dim may be reduced (dst's extent 1
+     * there; the global array decides an empty reduction, below), else its own reduction. */
     size_t ws = 0;
-    const akx_status s = akx_reduce_dims_workspace_size(ctx, dst, src, map, op, &local, &ws);
+    const akx_status s = dst->shape[split_dim] == 1
+                             ? akx_reduce_dims_piece_workspace_size(ctx, dst, src, map, op, opts, comm->size, &ws)
+                             : akx_reduce_dims_workspace_size(ctx, dst, src, map, op, opts, &ws);
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
     me.fold = given.fold != 0;
+    me.positional = own;
+    if (own) akx__dist_memory_order(src, me.order);
   }
   const akx__dist_record *all;
   AKX_DIST_TRY(akx__dist_agree(comm, &me, &all));
@@ -54,19 +57,7 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
   }
   if (!reduced || global == 0) /* a kept split_dim, or an empty global array: local */
     return akx_reduce_dims(ctx, dst, src, map, op, opts);
-  const int64_t outputs = akx__dist_count(dst);
-  if (outputs == 0) return AKX_SUCCESS;
-
-  void *slot, *gathered;
-  const size_t bytes = (size_t)outputs * acc_size;
-  AKX_DIST_TRY(akx__dist_partials_local(comm, bytes, &slot));
-  const akx_array mine = contiguous_like(slot, acc, dst);
-  AKX_DIST_TRY(akx_reduce_dims(ctx, &mine, src, map, op, &local));
-  AKX_DIST_TRY(akx__dist_partials_exchange(comm, bytes, &gathered));
-  /* The gathered partials as dst's shape with the ranks along split_dim. */
-  akx_array ranks = contiguous_like(gathered, acc, dst);
-  ranks.shape[split_dim] = comm->size;
-  ranks.strides[split_dim] = outputs;
-  const akx_reduce_opts combine = akx__dist_combine_opts(&given, acc);
-  return akx_reduce_dims(ctx, dst, &ranks, AKX_MAP_IDENTITY, op, &combine);
+  akx_reduce_piece_t piece = {0, 0, 0, comm->size, akx__dist_exchange, comm};
+  akx__dist_positions(comm, all, split_dim, 1, &piece.position_base, &piece.position_block, &piece.position_skip);
+  return akx_reduce_dims_piece(ctx, dst, src, map, op, opts, &piece);
 }

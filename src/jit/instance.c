@@ -27,6 +27,7 @@ typedef struct {
   const char *header; /* the #include, relative to include/ */
   int n_kernels;
   const char *const *kernels; /* template-ids with placeholders */
+  int n_builtin; /* the first n_builtin are a built-in op's; a user op's unit takes them all */
 } family_spec;
 
 /* include/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
@@ -35,11 +36,14 @@ static const char *const reduce_whole_kernels[] = {
     "akx::reduce_whole_strided<{S}, {A}, {O}>",
     "akx::reduce_whole_partials<{A}, {O}>",
 };
-/* include/akx/reduce_dims.cuh: the rows and tile bodies, the second pass over the splits. */
+/* include/akx/reduce_dims.cuh: the rows and tile bodies, the second pass over the splits, and
+ * for a user op the pieces' combine (a built-in op's pieces are an array of a dtype, which the
+ * others reduce). */
 static const char *const reduce_dims_kernels[] = {
     "akx::reduce_dims_rows_kernel<{S}, {A}, {O}>",
     "akx::reduce_dims_tile_kernel<{S}, {A}, {O}>",
     "akx::reduce_dims_finish_kernel<{A}, {O}>",
+    "akx::reduce_dims_pieces_kernel<{A}, {O}>",
 };
 /* include/akx/scan.cuh: the look-back reset, the whole-array and slice tiles, the column scan
  * and its carries (what akx::scan_launch launches). */
@@ -59,11 +63,12 @@ static const char *const findall_kernels[] = {
 #define AKX_N_(a) ((int)(sizeof(a) / sizeof((a)[0])))
 static const family_spec families[AKX__FAMILY_COUNT] = {
     [AKX__FAMILY_REDUCE_WHOLE] = {"reduce_whole", "akx/reduce_whole.cuh", AKX_N_(reduce_whole_kernels),
-                                  reduce_whole_kernels},
+                                  reduce_whole_kernels, AKX_N_(reduce_whole_kernels)},
     [AKX__FAMILY_REDUCE_DIMS] = {"reduce_dims", "akx/reduce_dims.cuh", AKX_N_(reduce_dims_kernels),
-                                 reduce_dims_kernels},
-    [AKX__FAMILY_SCAN] = {"scan", "akx/scan.cuh", AKX_N_(scan_kernels), scan_kernels},
-    [AKX__FAMILY_FINDALL] = {"findall", "akx/findall.cuh", AKX_N_(findall_kernels), findall_kernels},
+                                 reduce_dims_kernels, 3},
+    [AKX__FAMILY_SCAN] = {"scan", "akx/scan.cuh", AKX_N_(scan_kernels), scan_kernels, AKX_N_(scan_kernels)},
+    [AKX__FAMILY_FINDALL] = {"findall", "akx/findall.cuh", AKX_N_(findall_kernels), findall_kernels,
+                             AKX_N_(findall_kernels)},
 };
 #undef AKX_N_
 
@@ -271,8 +276,8 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
   akx__instance r = {0};
   r.acc = acc;
   r.dst = dst;
-  r.n_kernels = f->n_kernels;
-  r.name_expressions = calloc((size_t)f->n_kernels, sizeof *r.name_expressions);
+  r.n_kernels = uop ? f->n_kernels : f->n_builtin;
+  r.name_expressions = calloc((size_t)r.n_kernels, sizeof *r.name_expressions);
   akx__text src = {0};
   akx_status s = r.name_expressions ? AKX_SUCCESS : AKX_ERROR_OUT_OF_MEMORY;
 
@@ -299,7 +304,7 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
   akx__text_put(&src, "\"\n");
   if (uop) akx__text_put(&src, uop->prelude);
   akx__text_put(&src, "\n");
-  for (int i = 0; s == AKX_SUCCESS && i < f->n_kernels; i++) {
+  for (int i = 0; s == AKX_SUCCESS && i < r.n_kernels; i++) {
     akx__text id = {0};
     s = expand(&id, f->kernels[i], &names);
     if (s == AKX_SUCCESS && id.failed) s = AKX_ERROR_OUT_OF_MEMORY;

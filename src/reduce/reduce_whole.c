@@ -193,8 +193,8 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   return akx__finish_host(op, acc, bare, &host);
 }
 
-static void finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
-                             const akx__user_op *user, void *dst, akx_dtype dst_dtype) {
+void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
+                                  const akx__user_op *user, void *dst, akx_dtype dst_dtype) {
   memset(f, 0, sizeof *f);
   f->dst = dst;
   f->dst_dtype = dst_dtype;
@@ -242,7 +242,7 @@ static akx_status mapreduce_locked(akx_context *ctx, const akx_array *src, akx_m
                                   &user));
   AKX_TRY(check_result(ctx, acc, user, result, where));
   akx__finish f;
-  finish_from_opts(&f, opts, acc, user, result, acc);
+  akx__reduce_finish_from_opts(&f, opts, acc, user, result, acc);
   return akx__reduce_whole_run(ctx, src, &ext, map, op, opts, acc, user, &f,
                                where == AKX_HOST ? result : NULL);
 }
@@ -274,7 +274,7 @@ akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const 
                                   const akx__extent *ext, akx_map map, akx_op op,
                                   const akx_reduce_opts *opts, akx_dtype acc, const akx__user_op *user) {
   akx__finish f;
-  finish_from_opts(&f, opts, acc, user, dst->data, dst->dtype);
+  akx__reduce_finish_from_opts(&f, opts, acc, user, dst->data, dst->dtype);
   return akx__reduce_whole_run(ctx, src, ext, map, op, opts, acc, user, &f, NULL);
 }
 
@@ -287,9 +287,7 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
  * Pass 1 over the piece stores its partial bare (the kernels' accumulator, positions moved to
  * the whole array's) into the workspace's slot; the caller's exchange gathers every piece's;
  * pass 2 alone over them (the same code as a call's own second pass) applies init and fold. */
-static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
-                               const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
-                               void *result, akx_where where) {
+akx_status akx__check_reduce_piece(const akx_reduce_piece_t *piece) {
   if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
   if (!piece->exchange) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange is NULL");
   if (piece->pieces < 1 || piece->pieces > INT32_MAX)
@@ -299,22 +297,21 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map m
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
                      ", %" PRId64 " and %" PRId64 "; none may be negative", piece->position_base,
                      piece->position_block, piece->position_skip);
-  akx__extent ext;
-  akx_dtype acc;
-  akx__user_op *user;
-  AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(check_args(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc, &user, 1));
-  AKX_TRY(check_result(ctx, acc, user, result, where));
-  akx__finish f;
-  finish_from_opts(&f, opts, acc, user, result, acc);
-  akx__finish bare = f;
+  return AKX_SUCCESS;
+}
+
+akx_status akx__reduce_whole_piece(akx_context *ctx, const akx_array *src, const akx__extent *ext,
+                                   akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
+                                   const akx__user_op *user, const akx_reduce_piece_t *piece,
+                                   const akx__finish *f, void *host_result) {
+  akx__finish bare = *f;
   bare.bare = 1;
   bare.fold = 0;
   bare.has_init = 0;
   bare.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
   akx__reduce_whole_plan p;
   void *slot;
-  AKX_TRY(plan_whole(ctx, src, &ext, map, op, opts, acc, user, &bare, &p, &slot));
+  AKX_TRY(plan_whole(ctx, src, ext, map, op, opts, acc, user, &bare, &p, &slot));
   p.finish.dst = slot;
   AKX_TRY(launch(ctx, &p));
   const size_t acc_size = akx__acc_size(acc, user);
@@ -326,11 +323,27 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map m
   p.partials_only = 1;
   p.partials = (void *)all;
   p.blocks = (int32_t)piece->pieces;
-  p.finish = f;
+  p.finish = *f;
   p.finish.empty = 0;
-  if (where == AKX_HOST)
-    return launch_to_host(ctx, &p, slot, result, user ? user->info.acc_size : akx_dtype_size(acc));
+  if (host_result)
+    return launch_to_host(ctx, &p, slot, host_result, user ? user->info.acc_size : akx_dtype_size(acc));
   return launch(ctx, &p);
+}
+
+static akx_status piece_locked(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
+                               const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
+                               void *result, akx_where where) {
+  AKX_TRY(akx__check_reduce_piece(piece));
+  akx__extent ext;
+  akx_dtype acc;
+  akx__user_op *user;
+  AKX_TRY(akx__check_context(ctx));
+  AKX_TRY(check_args(ctx, src, map, op, opts, AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &ext, &acc, &user, 1));
+  AKX_TRY(check_result(ctx, acc, user, result, where));
+  akx__finish f;
+  akx__reduce_finish_from_opts(&f, opts, acc, user, result, acc);
+  return akx__reduce_whole_piece(ctx, src, &ext, map, op, opts, acc, user, piece, &f,
+                                 where == AKX_HOST ? result : NULL);
 }
 
 akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,

@@ -22,4 +22,17 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
 akx_status akx__reduce_whole_into(akx_context *ctx, const akx_array *dst, const akx_array *src,
                                   const akx__extent *ext, akx_map map, akx_op op,
                                   const akx_reduce_opts *opts, akx_dtype acc, const akx__user_op *user);
+/* A piece's validation (akx_mapreduce_piece's and akx_reduce_dims_piece's): piece, its
+ * exchange, its count, its positions. */
+akx_status akx__check_reduce_piece(const akx_reduce_piece_t *piece);
+/* The piece of a whole-array reduction (src checked, empty allowed): pass 1 to a bare partial
+ * at piece's positions, the exchange, pass 2 over the pieces' partials through f (init, fold,
+ * dst); host_result non-NULL: f's dst is the workspace's slot, copied back there. */
+akx_status akx__reduce_whole_piece(akx_context *ctx, const akx_array *src, const akx__extent *ext,
+                                   akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
+                                   const akx__user_op *user, const akx_reduce_piece_t *piece,
+                                   const akx__finish *f, void *host_result);
+/* The finish of opts' init and fold into dst of dst_dtype. */
+void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
+                                  const akx__user_op *user, void *dst, akx_dtype dst_dtype);
 #endif

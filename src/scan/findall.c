@@ -1,5 +1,6 @@
 /* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
- * (include/akx/findall.cuh) -> the total back to the host. */
+ * (include/akx/findall.cuh) -> the total back to the host. akx_findall_piece: the same, its
+ * positions moved to a whole array's by the scatter. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static void memory_order(const akx_array *a, akx__index_map *m) {
 }
 
 static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
-                                 int64_t *count) {
+                                 int64_t *count, const akx_findall_piece_t *piece) {
   akx__extent sext, iext;
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &sext));
@@ -39,6 +40,10 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
                      "indices->strides[0] is %" PRId64 "; positions are written contiguously (stride 1)",
                      indices->strides[0]);
   if (!count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
+  if (piece && (piece->position_base < 0 || piece->position_block < 0 || piece->position_skip < 0))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
+                     ", %" PRId64 " and %" PRId64 "; none may be negative", piece->position_base,
+                     piece->position_block, piece->position_skip);
   if (iext.count > 0 && sext.count > 0)
     AKX_TRY(akx__check_disjoint(indices, &iext, "indices", src, &sext, "src"));
 
@@ -50,6 +55,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   memory_order(src, &p.src_map);
   p.indices = (int64_t *)indices->data;
   p.capacity = indices->shape[0];
+  if (piece) p.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
   p.layout = ctx->settings.scan_layout;
   const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
   p.block_size = t.block_size;
@@ -93,5 +99,11 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
 
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count) {
-  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count));
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, NULL));
+}
+
+akx_status akx_findall_piece(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                             int64_t *count, const akx_findall_piece_t *piece) {
+  if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, piece));
 }

@@ -9,13 +9,15 @@
  * - every split_dim of the 3-d array, the scan along split_dim and along another dim, whole
  *   arrays split in memory order (AKX_DIM_ALL);
  * - ops that read positions (ARGMAX, ARGMIN, a user op whose map weighs by position): the
- *   global positions in the global memory order, every split_dim and layout;
+ *   global positions in the global memory order (akx_reduce_dims_all: among each output's
+ *   reduced elements), every split_dim and layout;
  * - a non-commutative user op without identity (affine maps composed, its map reading the
  *   index) scanned along split_dim and over AKX_DIM_ALL: every rank's piece continues the
  *   ranks before it, in order;
  * - bad input on one rank only (a shape mismatch, a wrong dtype, a NULL dst, a user op value
- *   that is none there, an op akx_reduce_dims_all does not combine): the same status on every
- *   rank, the faulty rank named, nothing written.
+ *   that is none there, an ARGMAX dst of neither int64 nor src's dtype, ranks whose reduced
+ *   dims lie in different memory orders): the same status on every rank, the faulty rank
+ *   named, nothing written.
  * A plain MPI program, not Criterion: Criterion forks a process per test, and a fork of an MPI
  * rank cannot take part in its collectives; here every rank runs the same cases in the same
  * order, and a failed check is counted, printed with its rank, and the run goes on (a return
@@ -358,6 +360,31 @@ static void case_mapreduce_user(int32_t split, int layout) {
 
 /* ---- akx_reduce_dims_all -------------------------------------------------------------------- */
 
+/* Three calls of akx_reduce_dims_all into dst (bytes at dev), each run's bytes to runs[run]
+ * (freed by dims_runs_agree). */
+static void dims_three_runs(const akx_array *dst, const local_array *L, int32_t split, akx_op op,
+                            const akx_reduce_opts *o, const void *dev, size_t bytes, unsigned char **runs) {
+  for (int run = 0; run < 3; ++run) {
+    runs[run] = calloc(bytes + 8, 1);
+    CALL(akx_reduce_dims_all(comm, dst, &L->a, split, AKX_MAP_IDENTITY, op, o));
+    if (bytes) CALL(akx_memcpy(ctx, runs[run], dev, bytes, AKX_COPY_DEVICE_TO_HOST));
+  }
+}
+/* The three runs gave the same bits, and (split_dim reduced) so did every rank. */
+static void dims_runs_agree(unsigned char **runs, size_t bytes, int split_reduced, const char *what) {
+  CHECK(!memcmp(runs[0], runs[1], bytes) && !memcmp(runs[0], runs[2], bytes), "%s: three runs differ", what);
+  if (split_reduced) CHECK(same_everywhere(runs[0], bytes), "%s: ranks differ", what);
+  for (int run = 0; run < 3; ++run) free(runs[run]);
+}
+/* Whether global index g is one of output oi's elements (mask: the reduced dims; this rank's
+ * slice starts at `start` along a kept split_dim). */
+static int maps_to(const int64_t *g, const int64_t *oi, unsigned mask, int32_t split, int64_t start) {
+  int in = 1;
+  for (int d = 0; d < ND; ++d)
+    if (!((mask >> d) & 1)) in &= g[d] == (d == split ? oi[d] + start : oi[d]);
+  return in;
+}
+
 /* dims reduced: the bits of `mask`; split_dim reduced or kept as the mask says. dst is C order
  * over the local shape with 1 in the reduced dims (the rank's slice when split_dim is kept). */
 static void case_reduce_dims(akx_dtype t, akx_op op, int32_t split, int layout, unsigned mask,
@@ -377,11 +404,7 @@ static void case_reduce_dims(akx_dtype t, akx_op op, int32_t split, int layout, 
   put(t, init_bytes, -2);
   if (with_init) o.init = init_bytes;
   unsigned char *runs[3];
-  for (int run = 0; run < 3; ++run) {
-    runs[run] = calloc(bytes + 8, 1);
-    CALL(akx_reduce_dims_all(comm, &dst, &L.a, split, AKX_MAP_IDENTITY, op, &o));
-    if (bytes) CALL(akx_memcpy(ctx, runs[run], dev, bytes, AKX_COPY_DEVICE_TO_HOST));
-  }
+  dims_three_runs(&dst, &L, split, op, &o, dev, bytes, runs);
   /* The reference: each output over the global array's elements that map to it. */
   int bad = 0;
   int64_t o_idx[ND];
@@ -392,15 +415,8 @@ static void case_reduce_dims(akx_dtype t, akx_op op, int32_t split, int layout, 
         int64_t g[ND];
         for (g[0] = 0; g[0] < GSHAPE[0]; ++g[0])
           for (g[1] = 0; g[1] < GSHAPE[1]; ++g[1])
-            for (g[2] = 0; g[2] < GSHAPE[2]; ++g[2]) {
-              int in = 1;
-              for (int d = 0; d < ND; ++d) {
-                if ((mask >> d) & 1) continue;
-                const int64_t gi = d == split ? o_idx[d] + L.start : o_idx[d];
-                in &= g[d] == gi;
-              }
-              if (in) want = combine(op, want, value(t, glinear(g), 2));
-            }
+            for (g[2] = 0; g[2] < GSHAPE[2]; ++g[2])
+              if (maps_to(g, o_idx, mask, split, L.start)) want = combine(op, want, value(t, glinear(g), 2));
         const int64_t k = (o_idx[0] * dshape[1] + o_idx[1]) * dshape[2] + o_idx[2];
         const double got = get(dt, runs[0] + k * (int64_t)akx_dtype_size(dt));
         if (!matches(t, got, want) && bad++ < 3)
@@ -408,13 +424,76 @@ static void case_reduce_dims(akx_dtype t, akx_op op, int32_t split, int layout, 
                 akx_dtype_name(t), (int)op, (int)split, split_reduced ? "reduced" : "kept",
                 LAYOUT_NAME[layout], mask, (long long)k, got, want);
       }
-  CHECK(!memcmp(runs[0], runs[1], bytes) && !memcmp(runs[0], runs[2], bytes),
-        "reduce_dims_all %s split %d %s mask %u: three runs differ", akx_dtype_name(t), (int)split,
-        LAYOUT_NAME[layout], mask);
-  if (split_reduced)
-    CHECK(same_everywhere(runs[0], bytes), "reduce_dims_all %s split %d mask %u: ranks differ",
-          akx_dtype_name(t), (int)split, mask);
-  for (int run = 0; run < 3; ++run) free(runs[run]);
+  char what[128];
+  snprintf(what, sizeof what, "reduce_dims_all %s op %d split %d %s mask %u", akx_dtype_name(t), (int)op,
+           (int)split, LAYOUT_NAME[layout], mask);
+  dims_runs_agree(runs, bytes, split_reduced, what);
+  if (dev) akx_free(ctx, dev);
+  free_local(&L);
+}
+
+/* Ops that read positions along dims: each output's reduced elements numbered in the global
+ * array's memory order over the reduced dims (C-like for the C and strided layouts, Fortran for
+ * F). ARGMAX of float32 (values repeat: the first position wins) and ARGMIN of int64 into int64
+ * positions, and the weighted user op (with init) into float64; identical on every rank (a
+ * reduced split_dim) and over three runs. */
+static void case_reduce_dims_positions(akx_dtype t, akx_op op, int32_t split, int layout, unsigned mask) {
+  local_array L = make_local(t, split, layout, 12, -1);
+  const int weighted = op == weighted_op;
+  const akx_dtype dt = weighted ? AKX_FLOAT64 : AKX_INT64;
+  int64_t dshape[ND];
+  for (int d = 0; d < ND; ++d) dshape[d] = ((mask >> d) & 1) ? 1 : L.a.shape[d];
+  const int64_t nout = dshape[0] * dshape[1] * dshape[2];
+  const size_t bytes = (size_t)nout * 8;
+  void *dev = NULL;
+  if (bytes) CALL(akx_malloc(ctx, &dev, bytes));
+  /* dst in Fortran order when src is C: its outputs pair up by index, not by memory. */
+  akx_array dst = layout == LAYOUT_C ? akx_array_f(dev, dt, ND, dshape) : akx_array_c(dev, dt, ND, dshape);
+  const double init = 10;
+  akx_reduce_opts o = akx_reduce_opts_default();
+  if (weighted) o.init = &init;
+  unsigned char *runs[3];
+  dims_three_runs(&dst, &L, split, op, &o, dev, bytes, runs);
+  int bad = 0;
+  int64_t oi[ND];
+  for (oi[0] = 0; oi[0] < dshape[0]; ++oi[0])
+    for (oi[1] = 0; oi[1] < dshape[1]; ++oi[1])
+      for (oi[2] = 0; oi[2] < dshape[2]; ++oi[2]) {
+        double want = weighted ? init : -1, best = 0;
+        int64_t g[ND];
+        for (g[0] = 0; g[0] < GSHAPE[0]; ++g[0])
+          for (g[1] = 0; g[1] < GSHAPE[1]; ++g[1])
+            for (g[2] = 0; g[2] < GSHAPE[2]; ++g[2]) {
+              if (!maps_to(g, oi, mask, split, L.start)) continue;
+              int64_t pos = 0;
+              for (int k = 0; k < ND; ++k) {
+                const int d = layout == LAYOUT_F ? ND - 1 - k : k;
+                if ((mask >> d) & 1) pos = pos * GSHAPE[d] + g[d];
+              }
+              const double v = value(t, glinear(g), 12);
+              if (weighted) want += v * (double)(pos % 5 + 1) + (double)pos;
+              else if (want < 0 || (op == AKX_OP_ARGMAX ? v > best : v < best) || (v == best && pos < want))
+                want = (double)pos, best = v;
+            }
+        /* dst's element at oi, in its own layout */
+        const int64_t k = layout == LAYOUT_C ? (oi[2] * dshape[1] + oi[1]) * dshape[0] + oi[0]
+                                             : (oi[0] * dshape[1] + oi[1]) * dshape[2] + oi[2];
+        double got;
+        if (weighted) memcpy(&got, runs[0] + k * 8, 8);
+        else {
+          int64_t gi;
+          memcpy(&gi, runs[0] + k * 8, 8);
+          got = (double)gi;
+        }
+        if (got != want && bad++ < 3)
+          CHECK(0, "reduce_dims_all op %d %s split %d %s mask %u: output (%lld, %lld, %lld) is %.17g, want %.17g",
+                (int)op, akx_dtype_name(t), (int)split, LAYOUT_NAME[layout], mask, (long long)oi[0],
+                (long long)oi[1], (long long)oi[2], got, want);
+      }
+  char what[128];
+  snprintf(what, sizeof what, "reduce_dims_all op %d %s split %d %s mask %u", (int)op, akx_dtype_name(t),
+           (int)split, LAYOUT_NAME[layout], mask);
+  dims_runs_agree(runs, bytes, (mask >> split) & 1, what);
   if (dev) akx_free(ctx, dev);
   free_local(&L);
 }
@@ -781,13 +860,40 @@ static void case_bad_input(void) {
     free(after);
     free_local(&F);
   }
-  /* An op whose partials akx_reduce_dims_all cannot combine: refused on every rank. */
-  s = akx_reduce_dims_all(comm, &dst, &L.a, 2, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
-  expect_everywhere(s, AKX_ERROR_UNSUPPORTED, 0, "reduce_dims_all ARGMAX");
+  /* ARGMAX into an int32 dst (it stores int64 positions or src's float32 values): refused on
+   * every rank. */
+  const akx_array dst32 = akx_array_c(dev, AKX_INT32, ND, dshape);
+  s = akx_reduce_dims_all(comm, &dst32, &L.a, 2, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
+  expect_everywhere(s, AKX_ERROR_UNSUPPORTED, 0, "reduce_dims_all ARGMAX into int32");
   CALL(akx_memcpy(ctx, &first, dev, sizeof first, AKX_COPY_DEVICE_TO_HOST));
   CHECK(first == 42, "reduce_dims_all refused ARGMAX but wrote dst");
   akx_free(ctx, dev);
   free_local(&L);
+  /* ARGMAX over every dim, the reference rank (the longest shard along dim 0) in Fortran order
+   * and the others in C: their reduced dims 1 and 2 come in another memory order, so the global
+   * positions have none; refused everywhere, naming the first other rank with elements. */
+  if (nranks > 1) {
+    int ref = 0, named = -1;
+    int64_t ext[8], start;
+    for (int q = 0; q < nranks; ++q) {
+      shard(GSHAPE[0], q, &start, &ext[q]);
+      if (ext[q] > ext[ref]) ref = q;
+    }
+    for (int q = 0; q < nranks && named < 0; ++q)
+      if (q != ref && ext[q] > 0) named = q;
+    L = make_local(AKX_FLOAT32, 0, rank == ref ? LAYOUT_F : LAYOUT_C, 6, -1);
+    const int64_t one[ND] = {1, 1, 1};
+    int64_t *pos = NULL, canary64 = 42;
+    CALL(akx_malloc(ctx, (void **)&pos, sizeof *pos));
+    CALL(akx_memcpy(ctx, pos, &canary64, sizeof canary64, AKX_COPY_HOST_TO_DEVICE));
+    const akx_array d1 = akx_array_c(pos, AKX_INT64, ND, one);
+    s = akx_reduce_dims_all(comm, &d1, &L.a, 0, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
+    expect_everywhere(s, AKX_ERROR_INVALID_ARGUMENT, named, "reduce_dims_all ARGMAX, orders differ");
+    CALL(akx_memcpy(ctx, &canary64, pos, sizeof canary64, AKX_COPY_DEVICE_TO_HOST));
+    CHECK(canary64 == 42, "reduce_dims_all refused ARGMAX but wrote dst");
+    akx_free(ctx, pos);
+    free_local(&L);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -831,7 +937,11 @@ int main(int argc, char **argv) {
       case_reduce_dims(AKX_INT64, AKX_OP_ADD, split, layout, (1u << split) | other, layout == LAYOUT_C);
       case_reduce_dims(AKX_FLOAT32, AKX_OP_ADD, split, layout, 1u << split, 0);
       case_reduce_dims(AKX_INT64, AKX_OP_MAX, split, layout, other, 0); /* split kept */
+      case_reduce_dims_positions(AKX_FLOAT32, AKX_OP_ARGMAX, split, layout, (1u << split) | other);
+      case_reduce_dims_positions(AKX_INT64, AKX_OP_ARGMIN, split, layout, 1u << split);
+      case_reduce_dims_positions(AKX_INT64, weighted_op, split, layout, layout == LAYOUT_STRIDED ? other : (1u << split) | other);
     }
+  case_reduce_dims_positions(AKX_FLOAT32, AKX_OP_ARGMAX, 1, LAYOUT_F, 7); /* one output */
 
   for (int32_t split = 0; split < ND; ++split)
     for (int layout = 0; layout < LAYOUTS; ++layout) {
