@@ -355,7 +355,8 @@ typedef struct {
  * empty piece is allowed whatever the op (it contributes nothing); when every piece is empty,
  * call akx_mapreduce on an empty array instead, which knows the empty result's rules. Errors as
  * akx_mapreduce's, checked before anything runs; piece NULL, exchange NULL, pieces < 1 or a
- * negative position_* is AKX_ERROR_INVALID_ARGUMENT. */
+ * negative position_* is AKX_ERROR_INVALID_ARGUMENT. Its workspace is akx_mapreduce's
+ * (akx_mapreduce_workspace_size of a nonempty src of the same dtype and opts). */
 akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
                                const akx_reduce_opts *opts, const akx_reduce_piece_t *piece,
                                void *result, akx_where where);
@@ -426,6 +427,14 @@ typedef struct {
 akx_status akx_scan_piece(akx_context *ctx, const akx_array *dst, const akx_array *src,
                           akx_op op, int32_t dim, const akx_scan_opts *opts,
                           const akx_scan_piece_t *piece);
+/* Bytes of workspace akx_scan_piece needs for these shapes, dtypes, options and count of pieces
+ * before (data pointers need not exist yet), for a caller that gives the context its own
+ * (akx_context_set_workspace). Errors as akx_scan_piece's; bytes NULL or a negative
+ * pieces_before is AKX_ERROR_INVALID_ARGUMENT. */
+akx_status akx_scan_piece_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                         const akx_array *src, akx_op op, int32_t dim,
+                                         const akx_scan_opts *opts, int64_t pieces_before,
+                                         size_t *bytes);
 
 /* Runs fn(stream, workspace, arg) on this context: its stream (a cudaStream_t; NULL on the
  * sim), a device workspace of at least workspace_bytes (the caller's or the context's cache;

@@ -273,6 +273,8 @@
   X(piece_rd_dst_shape_7, akx_reduce_dims_piece, INV, "dst->shape[1]", "=7") /* akx_reduce_dims' checks */ \
   X(piece_rdws_pieces_0, akx_reduce_dims_piece_workspace_size, INV, "pieces", "=0") /* no piece */ \
   X(piece_rdws_null_bytes, akx_reduce_dims_piece_workspace_size, INV, "bytes", "NULL") /* bytes NULL */ \
+  X(piece_scanws_before_neg, akx_scan_piece_workspace_size, INV, "pieces_before", "=-2") /* -2 before */ \
+  X(piece_scanws_dim_9, akx_scan_piece_workspace_size, INV, "dim", "=9") /* akx_scan's checks */ \
   X(scanws_dim_3, akx_scan_workspace_size, INV, "dim", "=3")     /* dim 3 of a 2-d src */        \
   X(findall_null_ctx, akx_findall, INV, "ctx", "NULL")           /* ctx NULL */                  \
   X(findall_null_count, akx_findall, INV, "count", "NULL")       /* count NULL */                \
@@ -1327,6 +1329,14 @@ ROW(piece_rdws_pieces_0) {
 ROW(piece_rdws_null_bytes) {
   akx_array d = dst81(x);
   return akx_reduce_dims_piece_workspace_size(x->ctx, &d, &x->m2, ID, ADD, NULL, 2, NULL);
+}
+ROW(piece_scanws_before_neg) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan_piece_workspace_size(x->ctx, &d, &s, ADD, 0, NULL, -2, &x->out.bytes);
+}
+ROW(piece_scanws_dim_9) {
+  akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);
+  return akx_scan_piece_workspace_size(x->ctx, &d, &s, ADD, 9, NULL, 1, &x->out.bytes);
 }
 ROW(scanws_null_bytes) {
   akx_array d = dst64(x), s = vec(x, AKX_FLOAT32, 64);

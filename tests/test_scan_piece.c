@@ -573,3 +573,56 @@ Test(scan_piece, no_lines_no_exchange) {
   tfx_free(ctx, out);
   tfx_free(ctx, base);
 }
+
+/* A caller's workspace of the queried size runs a piece, one byte less is refused before the
+ * exchange runs, dst unwritten; the first piece and a third one (two pieces' totals before). */
+Test(scan_piece, workspace_query_covers_the_call) {
+  const int64_t shape[3] = {7, 5, 6};
+  int64_t *g = gen(AKX_INT64, 7 * 5 * 6, 600);
+  void *base = tfx_upload(ctx, g, sizeof(int64_t) * 7 * 5 * 6);
+  const akx_array src = akx_array_c(base, AKX_INT64, 3, shape);
+  for (int64_t before = 0; before < 3; before += 2) {
+    akx_array dst = tvw_dst(ctx, AKX_INT64, 3, shape, POISON);
+    size_t bytes = 0;
+    akx_status st = akx_scan_piece_workspace_size(ctx, &dst, &src, AKX_OP_ADD, 1, NULL, before, &bytes);
+    cr_assert_eq(st, AKX_SUCCESS, "the query: %s", akx_last_error());
+    cr_assert_geq(bytes, (size_t)(before + 2) * 42 * sizeof(int64_t),
+                  "pieces_before %lld: %zu bytes, less than the totals' rows", (long long)before, bytes);
+    for (int shortfall = 1; shortfall >= 0; --shortfall) {
+      void *ws = tfx_alloc(ctx, bytes);
+      cr_assert_eq(akx_context_set_workspace(ctx, ws, bytes - (size_t)shortfall), AKX_SUCCESS, "%s",
+                   akx_last_error());
+      xchg x = xchg_make(3);
+      x.k = before;
+      /* The pieces before total zeros (ADD's identity): dst is this piece's own scan. */
+      int64_t zeros[3 * 42] = {0};
+      x.bytes = sizeof zeros / 3;
+      x.all = tfx_upload(ctx, zeros, sizeof zeros);
+      const akx_scan_piece_t piece = {before * 5, before, exchange, &x};
+      st = akx_scan_piece(ctx, &dst, &src, AKX_OP_ADD, 1, NULL, &piece);
+      cr_assert_eq(st, shortfall ? AKX_ERROR_WORKSPACE_TOO_SMALL : AKX_SUCCESS, "pieces_before %lld, %zu bytes: %s (%s)",
+                   (long long)before, bytes - (size_t)shortfall, akx_status_string(st), akx_last_error());
+      cr_assert_eq(x.calls, shortfall ? 0 : 1, "%d calls of the exchange", x.calls);
+      if (shortfall) expect_untouched(&dst, "a workspace one byte short");
+      else {
+        int64_t got[210];
+        tfx_to_host(ctx, got, dst.data, sizeof got);
+        for (int64_t i = 0; i < 7; ++i)
+          for (int64_t k = 0; k < 6; ++k) {
+            int64_t run = 0;
+            for (int64_t j = 0; j < 5; ++j) {
+              run += g[(i * 5 + j) * 6 + k];
+              cr_assert_eq(got[(i * 5 + j) * 6 + k], run, "(%lld, %lld, %lld): %lld, the host's %lld", (long long)i,
+                           (long long)j, (long long)k, (long long)got[(i * 5 + j) * 6 + k], (long long)run);
+            }
+          }
+      }
+      cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, ws);
+      tfx_free(ctx, x.all);
+    }
+    tfx_free(ctx, dst.data);
+  }
+  tfx_free(ctx, base);
+  free(g);
+}

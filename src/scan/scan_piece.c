@@ -85,3 +85,18 @@ akx_status akx_scan_piece(akx_context *ctx, const akx_array *dst, const akx_arra
                           int32_t dim, const akx_scan_opts *opts, const akx_scan_piece_t *piece) {
   return AKX_LOCKED(ctx, piece_locked(ctx, dst, src, op, dim, opts, piece));
 }
+
+akx_status akx_scan_piece_workspace_size(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                         akx_op op, int32_t dim, const akx_scan_opts *opts,
+                                         int64_t pieces_before, size_t *bytes) {
+  if (pieces_before < 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "pieces_before is %lld; it may not be negative",
+                     (long long)pieces_before);
+  const akx_scan_piece_t piece = {0, pieces_before, NULL, NULL};
+  akx__scan_plan p;
+  size_t ws;
+  AKX_TRY(akx__scan_prepare(ctx, dst, src, op, dim, opts, 0, &piece, &p, &ws));
+  if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  *bytes = p.slices == 0 ? 0 : ws;
+  return AKX_SUCCESS;
+}
