@@ -1,6 +1,7 @@
 /* libakx_dist over NCCL on one rank: a communicator from ncclCommInitAll over device 0, then
- * akx_mapreduce_all (host and device results), akx_reduce_dims_all along the split dim and
- * akx_scan_all, each against a host reference. Exits 77 (ctest: skipped) where there is no
+ * akx_mapreduce_all (host and device results), akx_reduce_dims_all along the split dim (ADD,
+ * and ARGMAX: the pieces' path, its partials gathered by NCCL and folded by the run-time pieces
+ * kernel), akx_scan_all and akx_findall_all, each against a host reference. Exits 77 (ctest: skipped) where there is no
  * CUDA device: CI compiles and links it, bench/gpu_check.sh's ctest runs it on a GPU. */
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -65,6 +66,31 @@ int main(void) {
   for (int j = 0; j < C; ++j)
     CHECK(s == AKX_SUCCESS && back[j] == want_cols[j], "reduce_dims_all column %d: %lld", j,
           (long long)back[j]);
+
+  /* ARGMAX down each column: the first row of the column's largest value. */
+  s = akx_reduce_dims_all(comm, &d, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
+  akx_memcpy(ctx, back, r, C * sizeof *back, AKX_COPY_DEVICE_TO_HOST);
+  for (int j = 0; j < C; ++j) {
+    int64_t at = 0;
+    for (int i = 1; i < R; ++i)
+      if (host[i * C + j] > host[at * C + j]) at = i;
+    CHECK(s == AKX_SUCCESS && back[j] == at, "reduce_dims_all ARGMAX column %d: %lld, want %lld", j,
+          (long long)back[j], (long long)at);
+  }
+
+  /* findall: the positions of the nonzero elements, C order. */
+  akx_array ind = akx_vector(y, AKX_INT64, N);
+  int64_t count = -1, total = -1, nz = 0;
+  s = akx_findall_all(comm, &a, 0, &ind, &count, &total);
+  akx_memcpy(ctx, back, y, sizeof back, AKX_COPY_DEVICE_TO_HOST);
+  for (int i = 0; i < N; ++i)
+    if (host[i] != 0) {
+      CHECK(s == AKX_SUCCESS && nz < count && back[nz] == i, "findall_all position %lld: %lld, want %d",
+            (long long)nz, (long long)back[nz], i);
+      ++nz;
+    }
+  CHECK(s == AKX_SUCCESS && count == nz && total == nz, "findall_all: count %lld, total %lld, want %lld",
+        (long long)count, (long long)total, (long long)nz);
 
   akx_array out = akx_array_c(y, AKX_INT64, 2, shape);
   s = akx_scan_all(comm, &out, &a, 0, AKX_OP_ADD, 0, NULL);
