@@ -4,7 +4,8 @@
  * - int64 ADD and MAX, float64 ADD (integer values: exact) along every cut dim, reduced alone or
  *   with another dim, in 1, 2, 3 and 5 uneven pieces with empty ones, the pieces and dst in C,
  *   Fortran and strided layouts (a negative stride, a gap), with init, fold, both;
- *   float32 ADD, close to a double sum and bit for bit across pieces;
+ *   float32 ADD, close to a double sum and bit for bit across pieces; maps whose accumulator is
+ *   another dtype (int32 SQUARE and NONZERO into int64 counts, float64 ABS under MAX);
  * - ARGMAX of float32 (ties and a NaN) and ARGMIN of int64: the first position among each
  *   output's reduced elements of the whole array, into int64 and into src's dtype;
  * - a user op whose map reads positions, with init and fold; one without identity with empty
@@ -321,6 +322,41 @@ Test(reduce_dims_piece, float32_add_close_to_a_double_sum) {
                     what, (long long)k, (double)got[k], want[k]);
   }
   free(g);
+}
+
+/* Maps whose accumulator is not the source's dtype: the pieces' partials are int64 counts and
+ * squares of int32 elements; |x| of float64 under MAX. */
+Test(reduce_dims_piece, maps_and_their_accumulators) {
+  const struct { const char *name; akx_map map; akx_op op; akx_dtype t, dst; } cases[] = {
+      {"int32 SQUARE ADD into int64", AKX_MAP_SQUARE, AKX_OP_ADD, AKX_INT32, AKX_INT64},
+      {"int32 NONZERO ADD into int64", AKX_MAP_NONZERO, AKX_OP_ADD, AKX_INT32, AKX_INT64},
+      {"float64 ABS MAX into float64", AKX_MAP_ABS, AKX_OP_MAX, AKX_FLOAT64, AKX_FLOAT64}};
+  for (int k = 0; k < 3; ++k) {
+    void *g = gen(cases[k].t, (uint64_t)(30 + k));
+    if (cases[k].map == AKX_MAP_NONZERO) /* zeros to count around */
+      for (int64_t i = 0; i < WN; i += 3) ((int32_t *)g)[i] = 0;
+    for (int sp = 0; sp < SPLITS; ++sp) {
+      const cut_t cu = make_cut(1, sp % 2 ? 2 : -1, sp);
+      double want[WN] = {0};
+      FOR_EACH_REDUCED(&cu, out, pos, gi, {
+        (void)pos;
+        const double x = cases[k].t == AKX_INT32 ? (double)((int32_t *)g)[gi] : ((double *)g)[gi];
+        if (cases[k].map == AKX_MAP_SQUARE) want[out] += x * x;
+        else if (cases[k].map == AKX_MAP_NONZERO) want[out] += x != 0;
+        else want[out] = fmax(want[out], fabs(x));
+      });
+      const call_t c = {cases[k].map, cases[k].op, NULL, cases[k].dst, NULL, LAYOUTS};
+      char what[256];
+      describe(what, sizeof what, cases[k].name, &cu, "");
+      union { int64_t i[WN]; double d[WN]; } got;
+      in_pieces(&c, g, cases[k].t, &cu, &got, what);
+      for (int64_t o = 0; o < outputs(&cu); ++o) {
+        const double v = cases[k].dst == AKX_INT64 ? (double)got.i[o] : got.d[o];
+        cr_assert_eq(v, want[o], "%s: output %lld is %.17g, the host's %.17g", what, (long long)o, v, want[o]);
+      }
+    }
+    free(g);
+  }
 }
 
 /* ---- ARGMIN / ARGMAX --------------------------------------------------------------------------- */
