@@ -4,7 +4,8 @@
  * - a new process finds the files on disk (disk hits, no compile);
  * - truncated files are compiled again, and the results are still right;
  * - a directory others can write is not used (nothing written there), results still right;
- * - two threads creating the same op at once compile it once.
+ * - two threads creating the same op at once compile it once; so do two processes (a lock file
+ *   beside each file being built, gone once it is written).
  * Each test points AKX_CACHE_DIR at a fresh mkdtemp directory before any context exists. "A
  * new process" is a fork() of a test process that has not touched libakx (Criterion runs each
  * test in its own process): the child starts with an empty memory cache and reports back
@@ -275,5 +276,62 @@ Test(user_ops_cache, two_threads_creating_one_op_compile_once) {
   cr_assert_eq(compiles_in(&both), compiles_in(&alone),
                "two threads compiled %llu times, one thread alone %llu",
                (unsigned long long)compiles_in(&both), (unsigned long long)compiles_in(&alone));
+  remove_dir(dir);
+}
+
+/* Two processes starting at once on an empty directory (MPI ranks of one node asking for the
+ * same kernels): each kernel is compiled by one of them, the other waits for its file. Both
+ * children are released together by closing the pipe they block on. */
+Test(user_ops_cache, two_processes_at_once_compile_once) {
+  fresh_cache_dir();
+  const report alone = in_child(run_once);
+  expect_ok(&alone, "one process alone");
+  remove_dir(dir);
+  fresh_cache_dir();
+  int go[2], out[2][2];
+  pid_t pid[2];
+  cr_assert_eq(pipe(go), 0);
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(pipe(out[k]), 0);
+    pid[k] = fork();
+    cr_assert_geq(pid[k], 0, "fork");
+    if (pid[k] == 0) {
+      close(go[1]);
+      close(out[k][0]);
+      char c;
+      while (read(go[0], &c, 1) > 0) {
+      }
+      report r;
+      memset(&r, 0, sizeof r);
+      run_once(&r);
+      _exit(write(out[k][1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 3);
+    }
+    close(out[k][1]);
+  }
+  close(go[0]);
+  close(go[1]); /* both start */
+  report r[2];
+  for (int k = 0; k < 2; ++k) {
+    memset(&r[k], 0, sizeof r[k]);
+    size_t got = 0;
+    for (ssize_t n; got < sizeof r[k] && (n = read(out[k][0], (char *)&r[k] + got, sizeof r[k] - got)) > 0;)
+      got += (size_t)n;
+    close(out[k][0]);
+    int status = 0;
+    cr_assert_eq(waitpid(pid[k], &status, 0), pid[k]);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == sizeof r[k],
+              "process %d died (status 0x%x) or sent no report", k, status);
+    expect_ok(&r[k], k ? "the second process" : "the first process");
+  }
+  cr_assert_eq(compiles_in(&r[0]) + compiles_in(&r[1]), compiles_in(&alone),
+               "two processes compiled %llu + %llu times, one alone %llu",
+               (unsigned long long)compiles_in(&r[0]), (unsigned long long)compiles_in(&r[1]),
+               (unsigned long long)compiles_in(&alone));
+  entries_below = 0;
+  nftw(dir, count_entry, 16, FTW_PHYS);
+  regular_files = 0;
+  nftw(dir, count_one, 16, FTW_PHYS);
+  cr_assert_eq(entries_below, regular_files, "%d entries in %s, %d of them cache files: a lock file "
+               "or a directory was left", entries_below, dir, regular_files);
   remove_dir(dir);
 }

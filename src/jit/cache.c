@@ -351,51 +351,94 @@ static void count(uint64_t *counter) {
   pthread_mutex_unlock(&cache.lock);
 }
 
+/* The file at path loaded into *handle (FILE_GOOD: its bytes in *bytes), missing, or bad
+ * (counted and, verbose, reported: the caller builds it again). */
+static file_result from_disk(const char *path, const akx__jit_key *key, akx__jit_load_fn load, void *arg,
+                             void **bytes, size_t *size, void **handle) {
+  void *b = NULL;
+  size_t n = 0;
+  const char *why = NULL;
+  file_result r = read_file(path, key, &b, &n, &why);
+  if (r == FILE_GOOD) {
+    /* A refused file is not the call's failure: the build's outcome is what it reports. */
+    akx__error_saved before;
+    akx__error_save(&before);
+    if (load(arg, b, n, handle) == AKX_SUCCESS) {
+      count(&cache.counters.disk_hits);
+      *bytes = b;
+      *size = n;
+      return FILE_GOOD;
+    }
+    akx__error_restore(&before);
+    free(b);
+    *handle = NULL;
+    why = "holds bytes the load function refused";
+    r = FILE_BAD;
+  }
+  if (r == FILE_BAD) {
+    count(&cache.counters.disk_rejects);
+    if (verbose()) fprintf(stderr, "libakx: the cache file %s %s: building it again\n", path, why);
+  }
+  return r;
+}
+
+/* Processes that miss the same file build it one at a time: the first takes a lock file beside
+ * it (path + ".lock", a POSIX record lock, released when the builder exits, whatever way) and
+ * the others wait, then find the file (MPI ranks of one node, or test processes, asking for one
+ * kernel at once would otherwise each compile it). -1 where no lock can be had: build anyway. */
+static int take_build_lock(const char *path, char *lock_path, size_t cap) {
+  if ((size_t)snprintf(lock_path, cap, "%s.lock", path) >= cap) return -1;
+  const int fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  struct flock l;
+  memset(&l, 0, sizeof l);
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  int rc;
+  while ((rc = fcntl(fd, F_SETLKW, &l)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+static void release_build_lock(int fd, const char *lock_path) {
+  if (fd < 0) return;
+  unlink(lock_path); /* the next process to miss makes its own; a waiter on this one re-reads */
+  close(fd);
+}
+
 /* The entry's bytes and handle: from the file at path (NULL: no disk cache), else built. Runs
  * without the lock. */
 static akx_status produce(const char *dir, const char *path, const akx__jit_key *key,
                           const char *kind, akx__jit_build_fn build, akx__jit_load_fn load,
                           void *arg, void **bytes, size_t *size, void **handle) {
+  char lock_path[FILE_PATH_CAP + 8];
+  int lock_fd = -1;
+  if (path) {
+    file_result r = from_disk(path, key, load, arg, bytes, size, handle);
+    if (r == FILE_MISSING && (lock_fd = take_build_lock(path, lock_path, sizeof lock_path)) >= 0)
+      r = from_disk(path, key, load, arg, bytes, size, handle); /* built while this one waited? */
+    if (r == FILE_GOOD) {
+      release_build_lock(lock_fd, lock_path);
+      return AKX_SUCCESS;
+    }
+  }
   void *b = NULL;
   size_t n = 0;
-  if (path) {
-    const char *why = NULL;
-    file_result r = read_file(path, key, &b, &n, &why);
-    if (r == FILE_GOOD) {
-      /* A refused file is not the call's failure: the build's outcome is what it reports. */
-      akx__error_saved before;
-      akx__error_save(&before);
-      if (load(arg, b, n, handle) == AKX_SUCCESS) {
-        count(&cache.counters.disk_hits);
-        *bytes = b;
-        *size = n;
-        return AKX_SUCCESS;
-      }
-      akx__error_restore(&before);
-      free(b);
-      b = NULL;
-      *handle = NULL;
-      why = "holds bytes the load function refused";
-      r = FILE_BAD;
-    }
-    if (r == FILE_BAD) {
-      count(&cache.counters.disk_rejects);
-      if (verbose()) fprintf(stderr, "libakx: the cache file %s %s: building it again\n", path, why);
-    }
-  }
   count(&cache.counters.compiles);
   akx_status s = build(arg, &b, &n);
-  if (s != AKX_SUCCESS) {
-    free(b);
-    return s;
+  if (s == AKX_SUCCESS && !b && n)
+    s = akx__fail(AKX_ERROR_INTERNAL, "the kernel cache's build function returned no bytes "
+                  "for a binary of %zu bytes", n);
+  if (s == AKX_SUCCESS) {
+    s = load(arg, b, n, handle);
+    if (s != AKX_SUCCESS) *handle = NULL;
   }
-  if (!b && n)
-    return akx__fail(AKX_ERROR_INTERNAL, "the kernel cache's build function returned no bytes "
-                     "for a binary of %zu bytes", n);
-  s = load(arg, b, n, handle);
   if (s != AKX_SUCCESS) {
     free(b);
-    *handle = NULL;
+    release_build_lock(lock_fd, lock_path);
     return s;
   }
   /* Stored once loaded: a file on disk is always one a load accepted. */
@@ -405,6 +448,7 @@ static akx_status produce(const char *dir, const char *path, const akx__jit_key 
     else if (verbose())
       fprintf(stderr, "libakx: the cache file %s could not be written: %s\n", path, strerror(errno));
   }
+  release_build_lock(lock_fd, lock_path);
   *bytes = b;
   *size = n;
   return AKX_SUCCESS;

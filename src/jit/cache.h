@@ -26,7 +26,10 @@
  *
  * One file per (key, kind), named by the key's 64 hex digits and the kind (".cubin", ".so",
  * ".ptx"), written under a unique temporary name in the same directory and renamed into place,
- * so that a reader sees a whole file or none. Each file is an 88-byte header, then the payload:
+ * so that a reader sees a whole file or none. Processes that miss the same file build it one at
+ * a time: the first takes a record lock on a file beside it (its name + ".lock", removed once the
+ * file is written; the lock dies with its process) and the others wait for it, then read the
+ * file (MPI ranks of one node asking for one kernel at once compile it once). Each file is an 88-byte header, then the payload:
  *   offset  0  8 bytes  magic "AKXJIT\r\n"
  *           8  4 bytes  format version (1), little-endian
  *          12  4 bytes  zero
