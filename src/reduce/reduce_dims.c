@@ -568,6 +568,9 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *dst, const akx
   }
   pp.pass.finish.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
   AKX_TRY(prepare(ctx, dst, src, map, op, c));
+  if (!c->user) /* the combine's too (a user op's pieces kernel is in the unit just prepared) */
+    AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, c->acc, AKX_DTYPE_AUTO, c->acc, (int32_t)op,
+                                 AKX_MAP_IDENTITY));
   void *slot = NULL;
   AKX_TRY(launch_plan(ctx, &pp.pass, c->user, opts, pp.slot_bytes, pp.workspace, &slot));
   const void *all = NULL;
