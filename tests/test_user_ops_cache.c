@@ -260,22 +260,27 @@ static void two_threads(report *r) {
   for (int i = 0; i < 2; ++i)
     if (!t[i].r.ok) {
       r->ok = 0;
-      snprintf(r->msg, sizeof r->msg, "thread %d: %s", i, t[i].r.msg);
+      snprintf(r->msg, sizeof r->msg, "thread %d: %.490s", i, t[i].r.msg);
     }
 }
 
-Test(user_ops_cache, two_threads_creating_one_op_compile_once) {
-  /* What one create and call compile, alone, in a fresh process and directory. */
+/* What one create and call compile, alone, in a fresh process and directory; then a fresh
+ * directory for what follows. */
+static uint64_t compiles_alone(void) {
   fresh_cache_dir();
   const report alone = in_child(run_once);
-  expect_ok(&alone, "one thread alone");
+  expect_ok(&alone, "alone");
   remove_dir(dir);
   fresh_cache_dir();
+  return compiles_in(&alone);
+}
+
+Test(user_ops_cache, two_threads_creating_one_op_compile_once) {
+  const uint64_t alone = compiles_alone();
   const report both = in_child(two_threads);
   expect_ok(&both, "two threads");
-  cr_assert_eq(compiles_in(&both), compiles_in(&alone),
-               "two threads compiled %llu times, one thread alone %llu",
-               (unsigned long long)compiles_in(&both), (unsigned long long)compiles_in(&alone));
+  cr_assert_eq(compiles_in(&both), alone, "two threads compiled %llu times, one thread alone %llu",
+               (unsigned long long)compiles_in(&both), (unsigned long long)alone);
   remove_dir(dir);
 }
 
@@ -283,11 +288,7 @@ Test(user_ops_cache, two_threads_creating_one_op_compile_once) {
  * same kernels): each kernel is compiled by one of them, the other waits for its file. Both
  * children are released together by closing the pipe they block on. */
 Test(user_ops_cache, two_processes_at_once_compile_once) {
-  fresh_cache_dir();
-  const report alone = in_child(run_once);
-  expect_ok(&alone, "one process alone");
-  remove_dir(dir);
-  fresh_cache_dir();
+  const uint64_t alone = compiles_alone();
   int go[2], out[2][2];
   pid_t pid[2];
   cr_assert_eq(pipe(go), 0);
@@ -323,10 +324,8 @@ Test(user_ops_cache, two_processes_at_once_compile_once) {
               "process %d died (status 0x%x) or sent no report", k, status);
     expect_ok(&r[k], k ? "the second process" : "the first process");
   }
-  cr_assert_eq(compiles_in(&r[0]) + compiles_in(&r[1]), compiles_in(&alone),
-               "two processes compiled %llu + %llu times, one alone %llu",
-               (unsigned long long)compiles_in(&r[0]), (unsigned long long)compiles_in(&r[1]),
-               (unsigned long long)compiles_in(&alone));
+  cr_assert_eq(compiles_in(&r[0]) + compiles_in(&r[1]), alone, "two processes compiled %llu + %llu times, one alone %llu",
+               (unsigned long long)compiles_in(&r[0]), (unsigned long long)compiles_in(&r[1]), (unsigned long long)alone);
   entries_below = 0;
   nftw(dir, count_entry, 16, FTW_PHYS);
   regular_files = 0;
