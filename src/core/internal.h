@@ -60,6 +60,9 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
                                  const char *family);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
+/* A piece's positions (akx_mapreduce_piece, akx_reduce_dims_piece, akx_findall_piece): base,
+ * block and skip, none negative. */
+akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip);
 
 /* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of include/akx/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */

@@ -209,3 +209,10 @@ akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts 
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->fold is %d; it must be 0 or 1", (int)o->fold);
   return AKX_SUCCESS;
 }
+
+akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip) {
+  if (base < 0 || block < 0 || skip < 0)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
+                     ", %" PRId64 " and %" PRId64 "; none may be negative", base, block, skip);
+  return AKX_SUCCESS;
+}

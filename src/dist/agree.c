@@ -97,7 +97,6 @@ void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, cons
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
 }
 
-
 void akx__dist_memory_order(const akx_array *a, int32_t *order) {
   for (int32_t k = 0; k < a->ndim; ++k) order[k] = k;
   for (int32_t i = 1; i < a->ndim; ++i)

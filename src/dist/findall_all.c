@@ -3,8 +3,6 @@
  * the ranks before it along split_dim), then the counts are allgathered. The move is monotone,
  * so the positions stay sorted, and they never leave the device. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include "internal.h"
 
 typedef struct {

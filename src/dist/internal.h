@@ -103,15 +103,16 @@ akx_status akx__dist_record_fail(akx__dist_record *r, akx_status s, const char *
  * findall's order) as AKX_ERROR_INVALID_ARGUMENT, every rank the same; the sentence names the
  * rank. */
 akx_status akx__dist_agree(akx_comm *c, akx__dist_record *mine, const akx__dist_record **all);
-/* The reductions' two calls: the rank's own over its shard (the op's neutral element as init,
- * so that an empty shard gives it; no fold; the caller's tuning), and the combine over the
- * gathered partials (the caller's init and fold, applied once, as in the single-process call). */
+/* akx_mapreduce_all's two calls for a built-in op: the rank's own over its shard (the op's
+ * neutral element as init, so that an empty shard gives it; no fold; the caller's tuning), and
+ * the combine over the gathered partials (the caller's init and fold, applied once, as in the
+ * single-process call). */
 akx_reduce_opts akx__dist_local_opts(const akx_reduce_opts *given, akx_dtype acc, const void *identity);
 akx_reduce_opts akx__dist_combine_opts(const akx_reduce_opts *given, akx_dtype acc);
 /* The record of the call's arguments (pointers may be NULL: those fields stay 0), then the
  * checks every family starts with: src, a split_dim in range
- * (AKX_DIM_ALL allowed when allow_all), an op the family combines (the built-in ops ADD..XOR;
- * for akx_scan_all also user ops), src's data (NULL only when empty) and,
+ * (AKX_DIM_ALL allowed when allow_all), an op the family combines (the built-in ops ADD..XOR
+ * and user ops; the reductions also ARGMIN/ARGMAX), src's data (NULL only when empty) and,
  * with needs_dst, dst and its data. Marks r failed. */
 void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, const akx_array *src,
                      int32_t split_dim, akx_map map, akx_op op, int32_t dim, int allow_all,
@@ -121,15 +122,15 @@ void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, cons
  * Built-in ops ADD..XOR only: a user op's accumulator is akx__dist_user_acc's. */
 size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map map, akx_op op,
                              akx_dtype requested, const void *init, akx_dtype *acc, void *identity);
-/* A user op of ctx, or ARGMIN/ARGMAX (akx_scan_all and akx_mapreduce_all take them): its accumulator's size and init's bytes into me
- * (acc stays AKX_DTYPE_AUTO: the op's own type); 0 with me marked failed. */
+/* A user op of ctx, or ARGMIN/ARGMAX (the reductions take them): its accumulator's size and
+ * init's bytes into me (acc stays AKX_DTYPE_AUTO: the op's own type); 0 with me marked failed. */
 size_t akx__dist_user_acc(akx__dist_record *me, akx_context *ctx, akx_op op, const void *init);
 /* akx_findall's memory order of a's dims: decreasing |stride|, a tie keeps the lower dim outer. */
 void akx__dist_memory_order(const akx_array *a, int32_t *order);
-/* The exchange akx_scan_piece and akx_mapreduce_piece call back (their callbacks' type; comm:
- * the akx_comm): this rank's `bytes` at `local` (device memory) gathered from every rank into
- * one device array (*all: size blocks, rank order; a scan's pieces before this rank are its
- * first blocks). */
+/* The exchange akx_scan_piece, akx_mapreduce_piece and akx_reduce_dims_piece call back (their
+ * callbacks' type; comm: the akx_comm): this rank's `bytes` at `local` (device memory) gathered
+ * from every rank into one device array (*all: size blocks, rank order; a scan's pieces before
+ * this rank are its first blocks). */
 akx_status akx__dist_exchange(void *comm, const void *local, size_t bytes, const void **all);
 /* The rank whose memory order the global positions follow: the one with the longest shard along
  * split_dim, the lowest such (-1: every shard empty). */

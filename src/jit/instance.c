@@ -65,7 +65,7 @@ static const family_spec families[AKX__FAMILY_COUNT] = {
     [AKX__FAMILY_REDUCE_WHOLE] = {"reduce_whole", "akx/reduce_whole.cuh", AKX_N_(reduce_whole_kernels),
                                   reduce_whole_kernels, AKX_N_(reduce_whole_kernels)},
     [AKX__FAMILY_REDUCE_DIMS] = {"reduce_dims", "akx/reduce_dims.cuh", AKX_N_(reduce_dims_kernels),
-                                 reduce_dims_kernels, 3},
+                                 reduce_dims_kernels, AKX_N_(reduce_dims_kernels) - 1 /* not the pieces' */},
     [AKX__FAMILY_SCAN] = {"scan", "akx/scan.cuh", AKX_N_(scan_kernels), scan_kernels, AKX_N_(scan_kernels)},
     [AKX__FAMILY_FINDALL] = {"findall", "akx/findall.cuh", AKX_N_(findall_kernels), findall_kernels,
                              AKX_N_(findall_kernels)},

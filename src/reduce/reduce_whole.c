@@ -293,11 +293,7 @@ akx_status akx__check_reduce_piece(const akx_reduce_piece_t *piece) {
   if (piece->pieces < 1 || piece->pieces > INT32_MAX)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->pieces is %" PRId64 "; it must be in 1..%d",
                      piece->pieces, INT32_MAX);
-  if (piece->position_base < 0 || piece->position_block < 0 || piece->position_skip < 0)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
-                     ", %" PRId64 " and %" PRId64 "; none may be negative", piece->position_base,
-                     piece->position_block, piece->position_skip);
-  return AKX_SUCCESS;
+  return akx__check_piece_positions(piece->position_base, piece->position_block, piece->position_skip);
 }
 
 akx_status akx__reduce_whole_piece(akx_context *ctx, const akx_array *src, const akx__extent *ext,

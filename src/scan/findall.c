@@ -40,10 +40,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
                      "indices->strides[0] is %" PRId64 "; positions are written contiguously (stride 1)",
                      indices->strides[0]);
   if (!count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
-  if (piece && (piece->position_base < 0 || piece->position_block < 0 || piece->position_skip < 0))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
-                     ", %" PRId64 " and %" PRId64 "; none may be negative", piece->position_base,
-                     piece->position_block, piece->position_skip);
+  if (piece) AKX_TRY(akx__check_piece_positions(piece->position_base, piece->position_block, piece->position_skip));
   if (iext.count > 0 && sext.count > 0)
     AKX_TRY(akx__check_disjoint(indices, &iext, "indices", src, &sext, "src"));
 
