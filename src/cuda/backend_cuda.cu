@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+#include "api_calls.h"
 #include "backend.h"
 #include "error.h"
 #include "kernel_entries.hpp"
@@ -315,6 +316,10 @@ akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), 
 }  // namespace
 
 extern "C" int akx__cuda_launch_pdl(void) { return pdl_now; }
+
+// src/cuda/api_calls.h. Counted by AKX_CUDA_API (below) at every call site.
+static thread_local uint64_t api_calls = 0;
+extern "C" uint64_t akx__cuda_api_calls(void) { return api_calls; }
 
 extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
   cudaError_t e = cudaGetLastError();

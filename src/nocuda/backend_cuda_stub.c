@@ -77,3 +77,7 @@ akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream) { ret
 akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream) {
   return unavailable();
 }
+
+/* src/cuda/api_calls.h: no CUDA backend, no CUDA calls. */
+#include "../cuda/api_calls.h"
+uint64_t akx__cuda_api_calls(void) { return 0; }

@@ -1,0 +1,15 @@
+/* How many CUDA runtime and driver API calls libakx made on the calling thread (every cuda* and
+ * cu* call of src/cuda/ and of the launch code in include/akx/device.cuh), since the thread
+ * started. The library's small-size goal is one launch per call: a CUDA test reads this before
+ * and after a call and asserts the host work per call. 0 in a build without the CUDA backend. */
+#ifndef AKX_CUDA_API_CALLS_H
+#define AKX_CUDA_API_CALLS_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+uint64_t akx__cuda_api_calls(void);
+#ifdef __cplusplus
+}
+#endif
+#endif
