@@ -455,3 +455,47 @@ Test(capture, disjoint_caller_workspaces_are_accepted) {
   akx_context_destroy(b);
   akx_context_destroy(a);
 }
+
+/* A kernel compiled at run time is compiled (and on CUDA loaded into the context) at its first
+ * use: neither is something a capture can hold, so a call whose kernels are not loaded yet is
+ * refused while the stream captures, with a sentence saying to make the call once before
+ * capturing; after such a call outside the capture, the same call inside it runs. A user op's
+ * kernels are always compiled at run time. */
+Test(capture, a_first_use_of_a_run_time_kernel_is_refused) {
+  akx_context *ctx = open_sim();
+  const akx_user_op_desc d = {"double add2(double a, double b) { return a + b; }\n"
+                              "double zero2() { return 0.0; }\n",
+                              "double", "add2", "zero2", NULL, NULL};
+  const akx_op op = tfx_user_op(ctx, &d);
+  const int64_t n = 5000;
+  double *h = malloc(n * sizeof *h), *got = malloc(n * sizeof *got);
+  for (int64_t i = 0; i < n; i++) h[i] = (double)(i % 9) - 4.0;
+  double *src = tfx_upload(ctx, h, n * sizeof *h), *dst = tfx_alloc(ctx, n * sizeof *h);
+  const akx_array sv = akx_vector(src, AKX_FLOAT64, n), dv = akx_vector(dst, AKX_FLOAT64, n);
+  /* The workspace sized by a built-in scan first, so that only the kernels are missing. */
+  cr_assert_eq(akx_scan(ctx, &dv, &sv, AKX_OP_ADD, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+  tfx_to_host(ctx, got, dst, n * sizeof *got);
+  const uint64_t before = launches(ctx);
+  capture(ctx, 1);
+  cr_assert_eq(akx_scan(ctx, &dv, &sv, op, 0, NULL), AKX_ERROR_UNSUPPORTED, "%s", akx_last_error());
+  cr_expect(strstr(akx_last_error(), "capturing") != NULL, "%s", akx_last_error());
+  cr_expect(strstr(akx_last_error(), "once before capturing") != NULL, "%s", akx_last_error());
+  cr_expect_eq(launches(ctx), before, "nothing launched");
+  capture(ctx, 0);
+  cr_assert_eq(akx_scan(ctx, &dv, &sv, op, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+  capture(ctx, 1);
+  cr_assert_eq(akx_scan(ctx, &dv, &sv, op, 0, NULL), AKX_SUCCESS, "the kernels are loaded now: %s",
+               akx_last_error());
+  capture(ctx, 0);
+  tfx_to_host(ctx, got, dst, n * sizeof *got);
+  double run = 0;
+  for (int64_t i = 0; i < n; i++) {
+    run += (double)(i % 9) - 4.0;
+    cr_assert_eq(got[i], run, "element %lld", (long long)i);
+  }
+  tfx_free(ctx, dst);
+  tfx_free(ctx, src);
+  free(h);
+  free(got);
+  akx_context_destroy(ctx);
+}

@@ -87,12 +87,34 @@ akx_status akx__builtin_entry(const akx_context *ctx, int family, akx_dtype src,
   return AKX_SUCCESS;
 }
 
+/* A unit compiled at run time is compiled, and on CUDA loaded into the context
+ * (cudaLibraryLoadData), at its first use: work a capture cannot hold (a load may synchronize
+ * the context and is not a node of the graph). While the stream captures, a call whose unit is
+ * not loaded yet is refused before anything changes; once the same call ran outside the
+ * capture, its unit is in the table of run-time entries and the call is captured as any. */
+static akx_status refuse_first_use_in_capture(const akx_context *ctx, const akx__entry_key *key) {
+  if (akx__entry_find(key)) return AKX_SUCCESS;
+  int capturing = 0;
+  AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
+  if (!capturing) return AKX_SUCCESS;
+  return akx__fail(AKX_ERROR_UNSUPPORTED,
+                   "the context's stream is capturing a CUDA graph and this call's kernels are "
+                   "compiled at run time and not loaded yet (a %s unit: a user op, a combination "
+                   "outside the prebuilt set, or AKX_KERNELS=runtime): compiling and loading them "
+                   "cannot be captured; make the same call once before capturing",
+                   akx__family_name(key->family));
+}
+
 akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype src, akx_dtype dst, akx_dtype acc,
                                 int32_t op, akx_map map) {
   const akx_backend b = ctx->be->kind;
+  /* The key of the unit a launch will take: the CUDA backend's per architecture, the sim's 0. */
+  const int32_t arch = b == AKX_BACKEND_CUDA ? akx__context_arch(ctx) : 0;
   if (op >= AKX_USER_OP_FIRST) {
     akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
     if (!u) return akx__fail(AKX_ERROR_INTERNAL, "a user op's call lost its op");
+    const akx__entry_key key = akx__builtin_entry_key(arch, family, src, dst, AKX_DTYPE_AUTO, op);
+    AKX_TRY(refuse_first_use_in_capture(ctx, &key));
     if (b == AKX_BACKEND_CUDA) return akx__cuda_runtime_prepare(ctx, family, src, dst, AKX_DTYPE_AUTO, op);
     void *entry = NULL;
     return akx__user_op_entry(ctx, u, family, src, dst, &entry);
@@ -100,11 +122,15 @@ akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype sr
   const int in_set = akx__builtin_prebuilt(b, family, src, dst, acc, (akx_op)op, map);
   if (b == AKX_BACKEND_CUDA) {
     if (akx__prebuilt_serves(ctx, in_set)) return AKX_SUCCESS;
+    const akx__entry_key key = akx__builtin_entry_key(arch, family, src, dst, acc, op);
+    AKX_TRY(refuse_first_use_in_capture(ctx, &key));
     return akx__cuda_runtime_prepare(ctx, family, src, dst, acc, op);
   }
   /* The sim's prebuilt combinations under AKX_KERNELS=runtime or AKX_PREBUILT=OFF come from
    * its per-family modules (src/jit/sim_module.h), compiled at the launch. */
   if (in_set) return AKX_SUCCESS;
+  const akx__entry_key key = akx__builtin_entry_key(0, family, src, dst, acc, op);
+  AKX_TRY(refuse_first_use_in_capture(ctx, &key));
   void *entry = NULL;
   return akx__builtin_entry(ctx, family, src, dst, acc, (akx_op)op, &entry);
 }
