@@ -341,7 +341,7 @@ typedef struct {
    * position_block 0 for none: the piece as runs of position_block elements with
    * position_skip elements of other pieces between them in the whole array. All >= 0. */
   int64_t position_base, position_block, position_skip;
-  int64_t pieces; /* partials the exchange gives (>= 1) */
+  int64_t pieces; /* partials the exchange gives (1..2^30) */
   akx_reduce_exchange exchange;
   void *arg;
 } akx_reduce_piece_t;
@@ -354,7 +354,7 @@ typedef struct {
  * akx_mapreduce takes, user ops and ARGMIN/ARGMAX included (their positions: position_*). An
  * empty piece is allowed whatever the op (it contributes nothing); when every piece is empty,
  * call akx_mapreduce on an empty array instead, which knows the empty result's rules. Errors as
- * akx_mapreduce's, checked before anything runs; piece NULL, exchange NULL, pieces < 1 or a
+ * akx_mapreduce's, checked before anything runs; piece NULL, exchange NULL, pieces outside 1..2^30 or a
  * negative position_* is AKX_ERROR_INVALID_ARGUMENT. Its workspace is akx_mapreduce's
  * (akx_mapreduce_workspace_size of a nonempty src of the same dtype and opts). */
 akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map map, akx_op op,
@@ -375,7 +375,7 @@ akx_status akx_mapreduce_piece(akx_context *ctx, const akx_array *src, akx_map m
  * * position_skip, as in akx_mapreduce_piece. An empty piece is allowed whatever the op; when
  * every piece is empty, call akx_reduce_dims on an empty array instead. The exchange is not
  * called when dst has no element. Errors as akx_reduce_dims', checked before anything runs;
- * piece NULL, exchange NULL, pieces < 1 or a negative position_* is
+ * piece NULL, exchange NULL, pieces outside 1..2^30 or a negative position_* is
  * AKX_ERROR_INVALID_ARGUMENT; a built-in op's dst of AKX_MAX_DIMS dims, none of extent 1, is
  * AKX_ERROR_UNSUPPORTED (its pieces are combined along a dim of extent 1). */
 akx_status akx_reduce_dims_piece(akx_context *ctx, const akx_array *dst, const akx_array *src,

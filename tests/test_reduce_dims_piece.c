@@ -686,3 +686,39 @@ Test(reduce_dims_piece, workspace_query_covers_the_call) {
   free(g);
   tfx_close(c3);
 }
+
+/* The pieces' partials are folded by kernels that count them in 32 bits, stepping by up to 256
+ * at a time: a count of pieces near INT32_MAX would overflow them, so more than 2^30 pieces
+ * (far past any number of devices) are refused, by both reductions in pieces and the query. */
+static akx_status never_called(void *arg, const void *partial, size_t bytes, const void **all) {
+  (void)arg, (void)partial, (void)bytes, (void)all;
+  cr_assert_fail("the exchange of a refused call ran");
+  return AKX_ERROR_INTERNAL;
+}
+
+Test(reduce_dims_piece, more_than_2_to_the_30_pieces_are_refused) {
+  float *src = tfx_alloc(ctx, 64 * sizeof(float)), *dst = tfx_alloc(ctx, 8 * sizeof(float));
+  const int64_t s_shape[2] = {8, 8}, d_shape[2] = {8, 1};
+  const akx_array s = akx_array_c(src, AKX_FLOAT32, 2, s_shape), d = akx_array_c(dst, AKX_FLOAT32, 2, d_shape);
+  const int64_t counts[] = {((int64_t)1 << 30) + 1, INT32_MAX - 1, INT32_MAX};
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; ++k) {
+    size_t bytes = 0;
+    cr_expect_eq(akx_reduce_dims_piece_workspace_size(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, counts[k], &bytes),
+                 AKX_ERROR_INVALID_ARGUMENT, "%lld pieces", (long long)counts[k]);
+    cr_expect(strstr(akx_last_error(), "pieces") && strstr(akx_last_error(), "1073741824"), "%s", akx_last_error());
+    const akx_reduce_piece_t piece = {0, 0, 0, counts[k], never_called, NULL};
+    cr_expect_eq(akx_reduce_dims_piece(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &piece),
+                 AKX_ERROR_INVALID_ARGUMENT, "%lld pieces", (long long)counts[k]);
+    cr_expect(strstr(akx_last_error(), "piece->pieces") && strstr(akx_last_error(), "1073741824"), "%s",
+              akx_last_error());
+    float r = 0;
+    cr_expect_eq(akx_mapreduce_piece(ctx, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &piece, &r, AKX_HOST),
+                 AKX_ERROR_INVALID_ARGUMENT, "%lld pieces", (long long)counts[k]);
+  }
+  size_t bytes = 0;
+  cr_expect_eq(akx_reduce_dims_piece_workspace_size(ctx, &d, &s, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, (int64_t)1 << 30,
+                                                    &bytes),
+               AKX_SUCCESS, "2^30 pieces: %s", akx_last_error());
+  tfx_free(ctx, dst);
+  tfx_free(ctx, src);
+}

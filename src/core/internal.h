@@ -63,6 +63,12 @@ akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts 
 /* A piece's positions (akx_mapreduce_piece, akx_reduce_dims_piece, akx_findall_piece): base,
  * block and skip, none negative. */
 akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip);
+/* The most pieces a reduction in pieces takes: far past any number of devices, and low enough
+ * that the kernels folding the pieces' partials count them in 32 bits without overflowing
+ * (stepping by up to 256 partials in include/akx/reduce_dims.cuh's fold_lanes, by a block in
+ * include/akx/reduce_whole.cuh's reduce_partials_block). 64-bit counters there cost ptxas up
+ * to 8 registers, and unsigned ones spilled. */
+#define AKX__MAX_PIECES ((int64_t)1 << 30)
 
 /* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of include/akx/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */

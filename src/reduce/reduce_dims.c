@@ -593,8 +593,9 @@ akx_status akx_reduce_dims_piece_workspace_size(const akx_context *ctx, const ak
                                                 const akx_array *src, akx_map map, akx_op op,
                                                 const akx_reduce_opts *opts, int64_t pieces, size_t *bytes) {
   AKX_TRY(akx__check_context(ctx));
-  if (pieces < 1 || pieces > INT32_MAX)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "pieces is %" PRId64 "; it must be in 1..%d", pieces, INT32_MAX);
+  if (pieces < 1 || pieces > AKX__MAX_PIECES)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "pieces is %" PRId64 "; it must be in 1..%" PRId64, pieces,
+                     AKX__MAX_PIECES);
   piece_plan pp;
   AKX_TRY(plan_piece(ctx, dst, src, map, op, opts, pieces, 0, &pp));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");

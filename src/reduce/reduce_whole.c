@@ -290,9 +290,9 @@ akx_status akx_mapreduce(akx_context *ctx, const akx_array *src, akx_map map, ak
 akx_status akx__check_reduce_piece(const akx_reduce_piece_t *piece) {
   if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
   if (!piece->exchange) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange is NULL");
-  if (piece->pieces < 1 || piece->pieces > INT32_MAX)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->pieces is %" PRId64 "; it must be in 1..%d",
-                     piece->pieces, INT32_MAX);
+  if (piece->pieces < 1 || piece->pieces > AKX__MAX_PIECES)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->pieces is %" PRId64 "; it must be in 1..%" PRId64,
+                     piece->pieces, AKX__MAX_PIECES);
   return akx__check_piece_positions(piece->position_base, piece->position_block, piece->position_skip);
 }
 
