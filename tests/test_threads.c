@@ -75,3 +75,73 @@ static void run(int shared) {
 
 Test(threads, one_context_shared_by_threads, .timeout = 240) { run(1); }
 Test(threads, a_context_per_thread, .timeout = 240) { run(0); }
+
+/* Two contexts on two threads run the same scan kernel (float64) with tiles over 48 KiB of
+ * different sizes (256 x 24 and 256 x 64 items: 48 and 128 KiB of runs, plus scratch). The
+ * dynamic shared memory attribute belongs to the kernel for the whole process: set per launch
+ * to the launch's own size, one thread's setting would undo the other's and a launch fail
+ * (the sim holds the attribute as a GPU does: src/sim/launch.cpp, check_attribute). */
+typedef struct {
+  int32_t items;
+  int failures;
+  char why[256];
+} big_tile_worker;
+
+static void *scan_big_tiles(void *arg) {
+  big_tile_worker *w = arg;
+  akx_context *ctx = NULL;
+  if (akx_context_create(&ctx, AKX_BACKEND_AUTO, 0) != AKX_SUCCESS) {
+    snprintf(w->why, sizeof w->why, "context: %s", akx_last_error());
+    w->failures++;
+    return NULL;
+  }
+  for (int call = 0; call < 12 && !w->failures; call++) {
+    const int64_t n = 256 * (int64_t)w->items * (1 + call % 3) + 17 * call;
+    double *h = malloc((size_t)n * sizeof *h), *got = malloc((size_t)n * sizeof *got);
+    for (int64_t i = 0; i < n; i++) h[i] = (double)((i + call) % 7) - 3.0;
+    void *src = NULL, *dst = NULL;
+    akx_status s = akx_malloc(ctx, &src, (size_t)n * sizeof *h);
+    if (s == AKX_SUCCESS) s = akx_malloc(ctx, &dst, (size_t)n * sizeof *h);
+    if (s == AKX_SUCCESS) s = akx_memcpy(ctx, src, h, (size_t)n * sizeof *h, AKX_COPY_HOST_TO_DEVICE);
+    akx_scan_opts o = akx_scan_opts_default();
+    o.block_size = 256;
+    o.items_per_thread = w->items;
+    const akx_array sv = akx_vector(src, AKX_FLOAT64, n), dv = akx_vector(dst, AKX_FLOAT64, n);
+    if (s == AKX_SUCCESS) s = akx_scan(ctx, &dv, &sv, AKX_OP_ADD, 0, &o);
+    if (s == AKX_SUCCESS) s = akx_memcpy(ctx, got, dst, (size_t)n * sizeof *got, AKX_COPY_DEVICE_TO_HOST);
+    double run = 0;
+    for (int64_t i = 0; i < n && s == AKX_SUCCESS; i++) {
+      run += h[i]; /* small integers: exact */
+      if (got[i] != run) {
+        snprintf(w->why, sizeof w->why, "items %d call %d: element %lld is %g, expected %g", (int)w->items, call,
+                 (long long)i, got[i], run);
+        w->failures++;
+        break;
+      }
+    }
+    if (s != AKX_SUCCESS) {
+      snprintf(w->why, sizeof w->why, "items %d call %d: %s (%s)", (int)w->items, call, akx_status_string(s),
+               akx_last_error());
+      w->failures++;
+    }
+    akx_free(ctx, src);
+    akx_free(ctx, dst);
+    free(h);
+    free(got);
+  }
+  akx_context_destroy(ctx);
+  return NULL;
+}
+
+Test(threads, two_contexts_with_tiles_past_48_kib_of_one_kernel, .timeout = 240) {
+  /* The smaller tile first, alone: an attribute set to the first launch's own size would then
+   * refuse every larger tile, whichever thread runs when. */
+  big_tile_worker first = {.items = 24};
+  scan_big_tiles(&first);
+  cr_assert_eq(first.failures, 0, "%s", first.why);
+  big_tile_worker w[2] = {{.items = 24}, {.items = 64}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) cr_assert_eq(pthread_create(&t[i], NULL, scan_big_tiles, &w[i]), 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 2; i++) cr_expect_eq(w[i].failures, 0, "%s", w[i].why);
+}

@@ -262,29 +262,27 @@ AKX_DEVICE void grid_dependents_launch() {
 // launched through the driver API.
 #if !defined(__CUDACC_RTC__)
 #include "akx/fail.h"
-// src/cuda/backend_cuda.cu. After a launch: the launch error, if any, as akx_last_error().
-extern "C" akx_status akx__cuda_check_launch(const char *kernel_name);
-// src/cuda/backend_cuda.cu: 1 when the calling thread's launches are programmatic dependent
-// launches (a family's call on an sm_90+ device, AKX_PDL not 0).
-extern "C" int akx__cuda_launch_pdl(void);
-// Before a launch, what the sim's run_kernel checks of the kernel's declaration: a block above
-// its launch bounds, dynamic shared memory above 48 KiB without the opt-in are refused
-// (AKX_ERROR_INVALID_ARGUMENT naming the kernel; the driver's own refusal names neither the
-// kernel nor the reason); with the opt-in, cudaFuncAttributeMaxDynamicSharedMemorySize is
-// raised to smem_bytes.
+// src/cuda/backend_cuda.cu. Before a launch, what the sim's run_kernel checks of the kernel's
+// declaration: a block above its launch bounds, dynamic shared memory above 48 KiB without the
+// opt-in or above the kernel's attribute are refused (AKX_ERROR_INVALID_ARGUMENT naming the
+// kernel; the driver's own refusal names neither the kernel nor the reason). The kernel's
+// attributes are read and its opt-in attribute set once per (kernel, device) in the process
+// (src/core/launch_rules.h). *pdl: whether this launch is a programmatic dependent launch,
+// decided by the kernel's image (akx__launch_pdl). Counts the launch that follows as a CUDA API
+// call (src/cuda/api_calls.h).
 extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name,
                                                int max_threads, int smem_optin,
-                                               unsigned threads, size_t smem_bytes);
+                                               unsigned threads, size_t smem_bytes, int *pdl);
 
 namespace akx {
-// A cudaLaunchKernelEx configuration, with programmatic stream serialization when the calling
-// thread's launches are programmatic dependent launches (akx__cuda_launch_pdl): the kernel may
-// start while the one before it in the stream ends, and waits for it (grid_dependency_wait)
-// before its first global access. Not copyable: config points at attr.
+// A cudaLaunchKernelEx configuration, with programmatic stream serialization when `pdl` (what
+// akx__cuda_prepare_launch decided for this kernel): the kernel may start while the one before
+// it in the stream ends, and waits for it (grid_dependency_wait) before its first global
+// access. Not copyable: config points at attr.
 struct launch_config {
   cudaLaunchAttribute attr[1];
   cudaLaunchConfig_t config;
-  launch_config(dim3 grid, dim3 block, size_t smem_bytes, cudaStream_t stream) : attr{}, config{} {
+  launch_config(dim3 grid, dim3 block, size_t smem_bytes, cudaStream_t stream, int pdl) : attr{}, config{} {
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     config.gridDim = grid;
@@ -292,16 +290,17 @@ struct launch_config {
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
     config.attrs = attr;
-    config.numAttrs = akx__cuda_launch_pdl() ? 1 : 0;
+    config.numAttrs = pdl ? 1 : 0;
   }
   launch_config(const launch_config &) = delete;
   launch_config &operator=(const launch_config &) = delete;
 };
 
-// What a launch through cudaLaunchKernelEx (or ExC) returns as a status: its own error, taken
-// off the runtime's last error, naming the kernel; else the launch's (akx__cuda_check_launch).
+// What a launch through cudaLaunchKernelEx (or ExC) returns as a status. The call returns the
+// launch's own error, so the runtime's last error is read only to take that error back; a
+// pending error the caller left there before the call is the caller's and stays.
 inline akx_status launch_status(const char *kernel_name, cudaError_t e) {
-  if (e == cudaSuccess) return akx__cuda_check_launch(kernel_name);
+  if (e == cudaSuccess) return AKX_SUCCESS;
   (void)cudaGetLastError();
   return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", kernel_name, cudaGetErrorString(e),
                    cudaGetErrorName(e));
@@ -318,11 +317,12 @@ struct cuda_launch {
   cudaStream_t stream;
   template <class... A>
   akx_status operator()(A &&...args) const {
+    int pdl = 0;
     const akx_status s = akx__cuda_prepare_launch(
         reinterpret_cast<const void *>(kernel), info.name, info.max_threads, info.smem_optin,
-        block.x * block.y * block.z, smem_bytes);
+        block.x * block.y * block.z, smem_bytes, &pdl);
     if (s != AKX_SUCCESS) return s;
-    launch_config c(grid, block, smem_bytes, stream);
+    launch_config c(grid, block, smem_bytes, stream, pdl);
     return launch_status(info.name, cudaLaunchKernelEx(&c.config, kernel, static_cast<A &&>(args)...));
   }
 };
@@ -350,12 +350,15 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 // comes: a kernel bug, or a workspace whose status words another call reset mid-launch
 // (src/core/workspace.c refuses two contexts one caller workspace). The GPU then hangs, and
 // with it every later call on the device. In debug builds of the CUDA backend, NDEBUG not
-// defined (CMake's Debug configuration: the `debug` preset), every poll loop counts its
-// polls and after poll_limit of them prints where it waited and executes __trap(): the launch
+// defined (CMake's Debug configuration: the `debug` preset), every poll loop times its
+// polls and after poll_limit_ns of them prints where it waited and executes __trap(): the launch
 // fails (cudaErrorLaunchFailure, reported by the next synchronizing call) instead of hanging.
-// poll_limit: 2^24 polls of an acquire load (an L2 round trip, about 0.4 us on an H200, not
-// measured here) and __nanosleep(32) is several seconds, far past any wait on a predecessor
-// that runs (tiles come from an atomic ticket, so every awaited block is resident).
+// The bound is a time, read from the GPU's global nanosecond timer (PTX %globaltimer) every
+// 1024 polls: a count of polls would mean anything from milliseconds to minutes, depending on
+// the backoff and on how many blocks poll at once. 20 s is far past any wait on a predecessor
+// that runs (tiles come from an atomic ticket, so every awaited block is resident; a wait on a
+// kernel before it in the stream ends when that kernel does), and short enough that a hang is
+// reported rather than taken for a slow call.
 // On the sim the livelock report (src/sim/global_order.cpp) stops such a poll in every build,
 // so poll_bound counts nothing there, and cannot give up before that report.
 #if defined(__CUDACC__) && !defined(NDEBUG)
@@ -368,19 +371,33 @@ cuda_launch<P...> make_cuda_launch(const kernel_info &info, void (*kernel)(P...)
 #endif
 
 namespace akx {
-constexpr uint32_t poll_limit = 1u << 24;
+constexpr uint64_t poll_limit_ns = 20ull * 1000 * 1000 * 1000;
+
+#if AKX_BOUNDED_POLLS
+AKX_DEVICE uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
 
 struct poll_bound {
 #if AKX_BOUNDED_POLLS
   uint32_t polls = 0;
+  uint64_t start = 0;
 #endif
   // One more poll of `addr` that found nothing; `what` names the loop.
   AKX_DEVICE void step(const void *addr, const char *what) {
 #if AKX_BOUNDED_POLLS
-    if (++polls == poll_limit) {
-      printf("libakx (debug build): %s: block (%u,%u,%u) thread %u polled %p %u times and it "
-             "never changed; trapping instead of hanging (include/akx/device.cuh, poll_bound)\n",
-             what, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, addr, polls);
+    if ((polls++ & 1023u) != 0) return;
+    const uint64_t now = global_timer_ns();
+    if (polls == 1) {
+      start = now;
+    } else if (now - start > poll_limit_ns) {
+      printf("libakx (debug build): %s: block (%u,%u,%u) thread %u polled %p for %llu s (%u polls) and "
+             "it never changed; trapping instead of hanging (include/akx/device.cuh, poll_bound)\n",
+             what, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, addr,
+             (unsigned long long)((now - start) / 1000000000ull), polls);
       __trap();
     }
 #else

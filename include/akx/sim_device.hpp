@@ -123,7 +123,7 @@ struct launch_desc;
     (const char *function, int src, int dst, int acc, int op), (function, src, dst, acc, op))
 
 // The table a module gets (src/sim/module_api.cpp fills it). `version` changes with the list.
-#define AKX_SIM_RUNTIME_VERSION 2
+#define AKX_SIM_RUNTIME_VERSION 3
 #define AKX_SIM_RUNTIME_FIELD_(R, name, params, args) R(*name) params;
 struct runtime_api {
   uint32_t version, size;  // AKX_SIM_RUNTIME_VERSION, sizeof(runtime_api)
@@ -166,6 +166,9 @@ struct launch_desc {
   int max_threads, registers, loads_in_flight;
   bool smem_optin;
   int static_smem;  // kernel_info.static_smem: -1 unknown
+  // The kernel itself (its address; set by launch): what its process-wide attributes are
+  // kept by (src/core/launch_rules.h), as CUDA keeps them per function.
+  const void *kernel = nullptr;
 };
 inline launch_desc make_launch_desc(const kernel_info &k, dim3 grid, dim3 block, size_t smem) {
   return launch_desc{k.name, grid, block, smem, k.max_threads, k.registers, k.loads_in_flight,
@@ -180,8 +183,10 @@ akx_status launch(const launch_desc &d, void (*k)(P...), A &&...args) {
     void (*k)(P...);
     std::tuple<std::decay_t<P>...> params;  // kernel parameters are copied, as on a GPU
   } c{k, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  launch_desc dk = d;
+  dk.kernel = reinterpret_cast<const void *>(k);
   return run_kernel(
-      d, [](void *p) { auto *c = static_cast<closure *>(p); std::apply(c->k, c->params); },
+      dk, [](void *p) { auto *c = static_cast<closure *>(p); std::apply(c->k, c->params); },
       &c);
 }
 }  // namespace sim

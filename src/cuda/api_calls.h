@@ -1,6 +1,6 @@
 /* How many CUDA runtime and driver API calls libakx made on the calling thread (every cuda* and
- * cu* call of src/cuda/ and of the launch code in include/akx/device.cuh), since the thread
- * started. The library's small-size goal is one launch per call: a CUDA test reads this before
+ * cu* call of src/cuda/, and each launch of include/akx/device.cuh's and src/cuda/'s launch
+ * code), since the thread started. The library's small-size goal is one launch per call: a CUDA test reads this before
  * and after a call and asserts the host work per call. 0 in a build without the CUDA backend. */
 #ifndef AKX_CUDA_API_CALLS_H
 #define AKX_CUDA_API_CALLS_H
@@ -9,6 +9,8 @@
 extern "C" {
 #endif
 uint64_t akx__cuda_api_calls(void);
+/* Counts n more (src/cuda/ files other than the backend's). */
+void akx__cuda_api_calls_add(uint64_t n);
 #ifdef __cplusplus
 }
 #endif

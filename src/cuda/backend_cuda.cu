@@ -5,12 +5,22 @@
 // stream): the device's primary context is the one every cudart user in the process
 // shares, so device pointers and streams made by the caller work here unchanged.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "api_calls.h"
 #include "backend.h"
 #include "error.h"
 #include "kernel_entries.hpp"
+#include "launch_rules.h"
+
+// src/cuda/api_calls.h: every CUDA runtime or driver call below goes through CU(), which counts
+// it for the calling thread, so that a CUDA test can assert the host work of one call.
+static thread_local uint64_t api_calls = 0;
+extern "C" uint64_t akx__cuda_api_calls(void) { return api_calls; }
+extern "C" void akx__cuda_api_calls_add(uint64_t n) { api_calls += n; }
+#define CU(call) (++api_calls, (call))
 
 // An empty kernel compiled with the same architectures as the prebuilt kernels: whether the
 // device has an image of it says whether it can run them (SASS for its architecture, or PTX
@@ -19,10 +29,10 @@ __global__ void akx__cuda_image_probe() {}
 
 namespace {
 
-// A failed runtime call also leaves its error as the thread's "last error", which the next
-// launch check (cudaGetLastError) would report as that kernel's failure: take it back here.
+// A failed runtime call also leaves its error as the thread's "last error", which would be
+// reported later as someone else's: take it back here.
 akx_status cuda_fail(akx_status s, cudaError_t e, const char *what) {
-  (void)cudaGetLastError();
+  (void)CU(cudaGetLastError());
   return akx__fail(s, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
@@ -35,19 +45,19 @@ akx_status cuda_fail(akx_status s, cudaError_t e, const char *what) {
 class device_scope {
  public:
   explicit device_scope(int device) {
-    cudaError_t e = cudaGetDevice(&saved_);
+    cudaError_t e = CU(cudaGetDevice(&saved_));
     if (e == cudaSuccess && saved_ == device) return;
     if (e != cudaSuccess) {
-      (void)cudaGetLastError();
+      (void)CU(cudaGetLastError());
       saved_ = -1;  // nothing to restore
     }
-    error_ = cudaSetDevice(device);
+    error_ = CU(cudaSetDevice(device));
     switched_ = error_ == cudaSuccess;
   }
   // A failure to switch back cannot be reported (the call's own status is decided by then);
   // it is not left behind as the caller's "last error" either.
   ~device_scope() {
-    if (switched_ && saved_ >= 0 && cudaSetDevice(saved_) != cudaSuccess) (void)cudaGetLastError();
+    if (switched_ && saved_ >= 0 && CU(cudaSetDevice(saved_)) != cudaSuccess) (void)CU(cudaGetLastError());
   }
   device_scope(const device_scope &) = delete;
   device_scope &operator=(const device_scope &) = delete;
@@ -64,25 +74,86 @@ class device_scope {
   cudaError_t error_ = cudaSuccess;
 };
 
+// cudaMalloc, cudaFree and cudaStreamSynchronize are "unsafe" calls for a stream capture in
+// global mode on ANY thread of the process: made while another thread captures, they
+// invalidate that thread's capture. The library makes them only on its own behalf, never as
+// part of a caller's graph, so for their duration this thread's capture interaction mode is
+// relaxed, as CUB's and Thrust's caching allocators do (cudaThreadExchangeStreamCaptureMode).
+// A call refused for capturing (src/core/context.c) is refused before it gets here.
+class relaxed_capture_mode {
+ public:
+  relaxed_capture_mode() : mode_(cudaStreamCaptureModeRelaxed) {
+    ok_ = CU(cudaThreadExchangeStreamCaptureMode(&mode_)) == cudaSuccess;
+    if (!ok_) (void)CU(cudaGetLastError());
+  }
+  ~relaxed_capture_mode() {
+    if (ok_ && CU(cudaThreadExchangeStreamCaptureMode(&mode_)) != cudaSuccess) (void)CU(cudaGetLastError());
+  }
+  relaxed_capture_mode(const relaxed_capture_mode &) = delete;
+  relaxed_capture_mode &operator=(const relaxed_capture_mode &) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_;
+  bool ok_;
+};
+
 cudaStream_t stream_of(const akx_context *ctx) { return static_cast<cudaStream_t>(ctx->stream); }
 
 // Peak DRAM bandwidth in GB/s: two transfers per memory clock (DDR) over the bus. CUDA 13
 // dropped memoryClockRate from cudaDeviceProp; the attribute is still there. 0 if unknown.
 double peak_bandwidth_gbs(int device) {
   int clock_khz = 0, bus_bits = 0;
-  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (CU(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device)) != cudaSuccess ||
+      CU(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device)) != cudaSuccess) {
+    (void)CU(cudaGetLastError());
     return 0.0;
   }
   return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 }
 
+// ---- the driver entry points the runtime has no cheap equivalent of ---------------------------
+// Taken with dlsym from libcuda.so.1, which cudart has loaded already (no link to the driver:
+// a program that never opens a CUDA context runs where no driver is installed). The driver's
+// C ABI is stable; these have existed since CUDA 9.2 (cuStreamGetCtx) and 7.0.
+typedef int (*cu_pointer_get_attributes_fn)(unsigned, const int *, void **, unsigned long long);
+typedef int (*cu_stream_get_ctx_fn)(void *, void **);
+typedef int (*cu_ctx_push_fn)(void *);
+typedef int (*cu_ctx_pop_fn)(void **);
+typedef int (*cu_ctx_get_device_fn)(int *);
+struct driver_api {
+  cu_pointer_get_attributes_fn pointer_get_attributes;
+  cu_stream_get_ctx_fn stream_get_ctx;
+  cu_ctx_push_fn ctx_push;
+  cu_ctx_pop_fn ctx_pop;
+  cu_ctx_get_device_fn ctx_get_device;
+};
+driver_api driver;
+pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+void load_driver() {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  driver.pointer_get_attributes = reinterpret_cast<cu_pointer_get_attributes_fn>(dlsym(h, "cuPointerGetAttributes"));
+  driver.stream_get_ctx = reinterpret_cast<cu_stream_get_ctx_fn>(dlsym(h, "cuStreamGetCtx"));
+  driver.ctx_push = reinterpret_cast<cu_ctx_push_fn>(dlsym(h, "cuCtxPushCurrent_v2"));
+  driver.ctx_pop = reinterpret_cast<cu_ctx_pop_fn>(dlsym(h, "cuCtxPopCurrent_v2"));
+  driver.ctx_get_device = reinterpret_cast<cu_ctx_get_device_fn>(dlsym(h, "cuCtxGetDevice"));
+}
+const driver_api &drv() {
+  pthread_once(&driver_once, load_driver);
+  return driver;
+}
+
+// Per device, what every call's pointer checks need and the device cannot change: whether it
+// reads pageable host memory (HMM, ATS). Read when a context opens; -1 unknown.
+constexpr int max_devices = 64;
+int pageable_access[max_devices];
+
 akx_status cuda_open(akx_context *ctx, int device) {
   int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
+  cudaError_t e = CU(cudaGetDeviceCount(&count));
   if (e != cudaSuccess) {
-    (void)cudaGetLastError();
+    (void)CU(cudaGetLastError());
     return akx__fail(AKX_ERROR_NO_DEVICE, "no usable CUDA device: cudaGetDeviceCount failed: %s (%s)",
                      cudaGetErrorString(e), cudaGetErrorName(e));
   }
@@ -96,14 +167,14 @@ akx_status cuda_open(akx_context *ctx, int device) {
   e = scope.error();
   // cudaFree(NULL) creates the primary context now, so that a device that cannot be used
   // (exclusive mode, out of memory, driver too old) fails here rather than in the first call.
-  if (e == cudaSuccess) e = cudaFree(nullptr);
+  if (e == cudaSuccess) e = CU(cudaFree(nullptr));
   if (e != cudaSuccess) {
-    (void)cudaGetLastError();
+    (void)CU(cudaGetLastError());
     return akx__fail(AKX_ERROR_NO_DEVICE, "CUDA device %d is not usable: %s (%s)", device,
                      cudaGetErrorString(e), cudaGetErrorName(e));
   }
   cudaDeviceProp prop;
-  e = cudaGetDeviceProperties(&prop, device);
+  e = CU(cudaGetDeviceProperties(&prop, device));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaGetDeviceProperties");
 
   ctx->device = device;
@@ -124,11 +195,12 @@ akx_status cuda_open(akx_context *ctx, int device) {
   info->bandwidth_gbs = peak_bandwidth_gbs(device);
   if (info->bandwidth_gbs <= 0.0) info->bandwidth_gbs = ctx->profile->bandwidth_gbs;
   info->sim_profile[0] = '\0';
+  if (device < max_devices) __atomic_store_n(&pageable_access[device], prop.pageableMemoryAccess ? 1 : 0, __ATOMIC_RELAXED);
   // A device the build has no image for (libakx's default is sm_90 SASS alone: an A100 or an
   // RTX 5080) takes every kernel from NVRTC, compiled for its own architecture on first use.
   cudaFuncAttributes probe;
-  e = cudaFuncGetAttributes(&probe, akx__cuda_image_probe);
-  if (e != cudaSuccess) (void)cudaGetLastError();
+  e = CU(cudaFuncGetAttributes(&probe, akx__cuda_image_probe));
+  if (e != cudaSuccess) (void)CU(cudaGetLastError());
   ctx->prebuilt_runs = AKX_PREBUILT && e == cudaSuccess;
   return AKX_SUCCESS;
 }
@@ -139,9 +211,10 @@ void cuda_close(akx_context *ctx) { (void)ctx; }
 akx_status cuda_malloc(akx_context *ctx, void **ptr, size_t bytes) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  cudaError_t e = cudaMalloc(ptr, bytes);
+  relaxed_capture_mode relaxed;
+  cudaError_t e = CU(cudaMalloc(ptr, bytes));
   if (e == cudaErrorMemoryAllocation) {
-    (void)cudaGetLastError();
+    (void)CU(cudaGetLastError());
     *ptr = nullptr;
     return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "cudaMalloc of %zu bytes on device %d failed: %s",
                      bytes, ctx->device, cudaGetErrorString(e));
@@ -157,7 +230,8 @@ akx_status cuda_malloc(akx_context *ctx, void **ptr, size_t bytes) {
 akx_status cuda_free(akx_context *ctx, void *ptr) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  cudaError_t e = cudaFree(ptr);
+  relaxed_capture_mode relaxed;
+  cudaError_t e = CU(cudaFree(ptr));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFree");
   return AKX_SUCCESS;
 }
@@ -166,7 +240,7 @@ akx_status cuda_zero(akx_context *ctx, void *ptr, size_t bytes) {
   if (bytes == 0) return AKX_SUCCESS;
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  cudaError_t e = cudaMemsetAsync(ptr, 0, bytes, stream_of(ctx));
+  cudaError_t e = CU(cudaMemsetAsync(ptr, 0, bytes, stream_of(ctx)));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMemsetAsync");
   return AKX_SUCCESS;
 }
@@ -178,9 +252,10 @@ akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t byte
   cudaMemcpyKind kind = k == AKX_COPY_HOST_TO_DEVICE   ? cudaMemcpyHostToDevice
                         : k == AKX_COPY_DEVICE_TO_HOST ? cudaMemcpyDeviceToHost
                                                        : cudaMemcpyDeviceToDevice;
-  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream_of(ctx));
+  cudaError_t e = CU(cudaMemcpyAsync(dst, src, bytes, kind, stream_of(ctx)));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMemcpyAsync");
-  e = cudaStreamSynchronize(stream_of(ctx));
+  relaxed_capture_mode relaxed;
+  e = CU(cudaStreamSynchronize(stream_of(ctx)));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamSynchronize after cudaMemcpyAsync");
   return AKX_SUCCESS;
 }
@@ -188,9 +263,32 @@ akx_status cuda_memcpy(akx_context *ctx, void *dst, const void *src, size_t byte
 akx_status cuda_synchronize(akx_context *ctx) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  cudaError_t e = cudaStreamSynchronize(stream_of(ctx));
+  relaxed_capture_mode relaxed;
+  cudaError_t e = CU(cudaStreamSynchronize(stream_of(ctx)));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamSynchronize");
   return AKX_SUCCESS;
+}
+
+// The device a stream belongs to. cudaStreamGetDevice is a late 12.x entry point (12.8): a runtime
+// newer than the driver (minor-version compatibility) gets cudaErrorCallRequiresNewerDriver
+// from it, and then the driver's cuStreamGetCtx and that context's device answer instead
+// (akx__stream_device_way).
+cudaError_t stream_device(cudaStream_t s, int *device) {
+#if CUDART_VERSION >= 12080
+  cudaError_t e = CU(cudaStreamGetDevice(s, device));
+#else  // a toolkit without cudaStreamGetDevice: the driver's answer alone
+  cudaError_t e = cudaErrorCallRequiresNewerDriver;
+#endif
+  const int way = akx__stream_device_way(int(e));
+  if (way != 1) return e;
+  (void)CU(cudaGetLastError());
+  const driver_api &d = drv();
+  if (!d.stream_get_ctx || !d.ctx_push || !d.ctx_pop || !d.ctx_get_device) return e;
+  void *cu_ctx = nullptr, *popped = nullptr;
+  if (CU(d.stream_get_ctx(s, &cu_ctx)) != 0 || CU(d.ctx_push(cu_ctx)) != 0) return cudaErrorInvalidResourceHandle;
+  const int r = CU(d.ctx_get_device(device));
+  (void)CU(d.ctx_pop(&popped));
+  return r == 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
 akx_status cuda_set_stream(akx_context *ctx, void *stream) {
@@ -198,17 +296,17 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
   AKX_TRY(scope.check());
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (s != nullptr) {
-    int stream_device = -1;
-    cudaError_t e = cudaStreamGetDevice(s, &stream_device);
+    int stream_device_ordinal = -1;
+    cudaError_t e = stream_device(s, &stream_device_ordinal);
     if (e != cudaSuccess) {
-      (void)cudaGetLastError();
+      (void)CU(cudaGetLastError());
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "stream %p is not a usable CUDA stream: %s", stream,
                        cudaGetErrorString(e));
     }
-    if (stream_device != ctx->device)
+    if (stream_device_ordinal != ctx->device)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                        "stream %p belongs to CUDA device %d, expected the context's device %d", stream,
-                       stream_device, ctx->device);
+                       stream_device_ordinal, ctx->device);
   }
   // The workspace is shared by every call of the context: let the old stream finish with it
   // before work on the new stream can touch it.
@@ -221,14 +319,12 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
 // running. An invalidated capture still counts (the caller ends it with cudaStreamEndCapture);
 // the legacy stream cannot be used at all while another stream captures in global or
 // thread-local mode (cudaErrorStreamCaptureImplicit), so it counts as capturing too.
-akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
+akx_status capturing_now(const akx_context *ctx, int *capturing) {
   *capturing = 0;
-  device_scope scope(ctx->device);
-  AKX_TRY(scope.check());
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  cudaError_t e = cudaStreamIsCapturing(stream_of(ctx), &status);
+  cudaError_t e = CU(cudaStreamIsCapturing(stream_of(ctx), &status));
   if (e == cudaErrorStreamCaptureImplicit) {
-    (void)cudaGetLastError();
+    (void)CU(cudaGetLastError());
     *capturing = 1;
     return AKX_SUCCESS;
   }
@@ -237,70 +333,96 @@ akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
   return AKX_SUCCESS;
 }
 
-// A device pointer cannot be told from a host one without a driver call per argument
-// (cudaPointerGetAttributes); the CUDA backend accepts and lets the kernel fault instead.
-// Can this context's device address the byte at p? Device memory of this device, managed
-// memory, host memory mapped into the device's address space, or (on systems whose devices
-// read pageable host memory: HMM, ATS) any host memory. A kernel touching anything else
-// faults with a sticky error that kills the caller's CUDA context: refuse it before launching.
-bool device_can_address(const akx_context *ctx, const void *p) {
-  cudaPointerAttributes a;
-  cudaError_t e = cudaPointerGetAttributes(&a, p);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // not sticky: an unknown pointer
-    return false;
-  }
-  switch (a.type) {
-    case cudaMemoryTypeDevice: return a.device == ctx->device;
-    case cudaMemoryTypeManaged: return true;
-    case cudaMemoryTypeHost: return a.devicePointer == p;  // pinned and mapped (UVA)
-    default: {
-      int pageable = 0;
-      return cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, ctx->device) ==
-                 cudaSuccess &&
-             pageable != 0;
-    }
-  }
-}
-
-int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
+akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
+  *capturing = 0;
   device_scope scope(ctx->device);
-  if (scope.error() != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  if (bytes == 0) return 1;
-  // Both ends: a range that starts in one allocation and runs past it into host memory is
-  // refused too (the runtime has no allocation sizes to check the whole range against).
-  return device_can_address(ctx, p) &&
-         device_can_address(ctx, static_cast<const char *>(p) + (bytes - 1));
+  AKX_TRY(scope.check());
+  return capturing_now(ctx, capturing);
 }
 
-// Every family's launch, on the context's device and stream. A non-sticky error left by an
-// earlier failed call of the caller's would otherwise be reported by the launch check as this
-// call's kernel failing to launch: it is cleared first.
-// Whether the calling thread's launches are programmatic dependent launches: set for the length
-// of a family's call (akx__context_pdl), read by every launch (include/akx/device.cuh's
-// cuda_launch, src/cuda/runtime_kernels.cu's handles).
-thread_local int pdl_now = 0;
-struct pdl_scope {
-  int previous;
-  explicit pdl_scope(int on) : previous(pdl_now) { pdl_now = on; }
-  ~pdl_scope() { pdl_now = previous; }
-  pdl_scope(const pdl_scope &) = delete;
-  pdl_scope &operator=(const pdl_scope &) = delete;
+// Can this context's device address [p, p + bytes)? One driver call per range
+// (cuPointerGetAttributes: type, device, mapping and the allocation's range at once; it
+// answers CUDA_SUCCESS with empty facts for memory CUDA does not know), decided by
+// akx__device_range_ok. A kernel touching memory its device cannot address faults with a
+// sticky error that kills the caller's CUDA context: refuse it before launching.
+bool device_can_address(const akx_context *ctx, const void *p, size_t bytes) {
+  const int pageable = ctx->device < max_devices ? __atomic_load_n(&pageable_access[ctx->device], __ATOMIC_RELAXED) : 0;
+  const driver_api &d = drv();
+  if (d.pointer_get_attributes) {
+    // CUpointer_attribute values (cuda.h): MEMORY_TYPE 2, DEVICE_POINTER 3, IS_MANAGED 8,
+    // DEVICE_ORDINAL 9, RANGE_START_ADDR 11, RANGE_SIZE 12.
+    static const int which[] = {2, 3, 8, 9, 11, 12};
+    unsigned int type = 0;
+    unsigned long long device_ptr = 0, start = 0;
+    int managed = 0, ordinal = -2;
+    size_t size = 0;
+    void *out[] = {&type, &device_ptr, &managed, &ordinal, &start, &size};
+    if (CU(d.pointer_get_attributes(6, which, out, (unsigned long long)(uintptr_t)p)) != 0) return false;
+    const akx__pointer_facts f = {(int)type, ordinal, managed, (uintptr_t)device_ptr, (uintptr_t)start, size};
+    return akx__device_range_ok(&f, ctx->device, pageable, (uintptr_t)p, bytes) != 0;
+  }
+  // No driver entry point (not expected where cudart runs): the runtime's answer for both ends.
+  for (const char *q : {static_cast<const char *>(p), static_cast<const char *>(p) + (bytes - 1)}) {
+    cudaPointerAttributes a;
+    if (CU(cudaPointerGetAttributes(&a, q)) != cudaSuccess) {
+      (void)CU(cudaGetLastError());  // not sticky: an unknown pointer
+      return false;
+    }
+    const bool ok = a.type == cudaMemoryTypeDevice   ? a.device == ctx->device
+                    : a.type == cudaMemoryTypeManaged ? true
+                    : a.type == cudaMemoryTypeHost    ? a.devicePointer == q
+                                                      : pageable > 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// No device_scope: under unified addressing a pointer's attributes are the same whichever
+// device is current, and the device it must belong to is named in the check.
+int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
+  if (bytes == 0) return 1;
+  return device_can_address(ctx, p, bytes);
+}
+
+// What the calling thread's launches need to know of the family call they belong to: its
+// device, and whether its launches may be programmatic dependent launches at all (AKX_PDL,
+// an sm_90+ device, a stream that is not capturing); each kernel's image decides the rest
+// (akx__cuda_prepare_launch). Set for the length of a family's call (call_scope).
+struct call_facts {
+  int device = 0;
+  int pdl_setting = 0, cc_major = 0, capturing = 0;
 };
+thread_local call_facts call_now;
+struct call_scope {
+  call_facts previous;
+  explicit call_scope(const call_facts &f) : previous(call_now) { call_now = f; }
+  ~call_scope() { call_now = previous; }
+  call_scope(const call_scope &) = delete;
+  call_scope &operator=(const call_scope &) = delete;
+};
+
+akx_status facts_of(const akx_context *ctx, call_facts *f) {
+  f->device = ctx->device;
+  f->pdl_setting = akx__context_pdl(ctx);
+  f->cc_major = ctx->info.cc_major;
+  f->capturing = 0;
+  // A capturing stream takes plain launches (akx__launch_pdl): asked only when PDL is on.
+  if (f->pdl_setting) AKX_TRY(capturing_now(ctx, &f->capturing));
+  return AKX_SUCCESS;
+}
 
 // Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
 // user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
-// family's kernels compiled at run time.
+// family's kernels compiled at run time. A non-sticky error the caller left pending is the
+// caller's: the launches report their own errors (include/akx/device.cuh, launch_status).
 template <class Plan, akx_status (*launch)(const Plan *, void *),
           akx_status (*runtime)(const akx_context *, const Plan *)>
 akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  pdl_scope pdl(akx__context_pdl(ctx));
-  (void)cudaGetLastError();
+  call_facts f;
+  AKX_TRY(facts_of(ctx, &f));
+  call_scope facts(f);
   if (!akx__prebuilt_serves(ctx, akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))) return runtime(ctx, plan);
   return launch(plan, ctx->stream);
 }
@@ -309,65 +431,71 @@ akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), 
                     void *arg) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  (void)cudaGetLastError();  // as cuda_launch
+  call_facts f;
+  AKX_TRY(facts_of(ctx, &f));
+  call_scope facts(f);
   return fn(ctx->stream, workspace, arg);
 }
 
-}  // namespace
-
-extern "C" int akx__cuda_launch_pdl(void) { return pdl_now; }
-
-// src/cuda/api_calls.h. Counted by AKX_CUDA_API (below) at every call site.
-static thread_local uint64_t api_calls = 0;
-extern "C" uint64_t akx__cuda_api_calls(void) { return api_calls; }
-
-extern "C" akx_status akx__cuda_check_launch(const char *kernel_name) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return akx__fail(AKX_ERROR_DEVICE, "kernel %s failed to launch: %s (%s)", kernel_name,
-                     cudaGetErrorString(e), cudaGetErrorName(e));
+// A kernel's attributes on the current device, read once and its opt-in attribute set once
+// (under the table's lock: src/core/launch_rules.c), so that no launch ever changes what
+// another thread's launch of the same kernel was checked against.
+akx_status fill_attributes(const void *kernel, const void *device, void *arg, akx__kernel_attributes *out) {
+  const int optin = *static_cast<const int *>(arg);
+  cudaFuncAttributes attr;
+  cudaError_t e = CU(cudaFuncGetAttributes(&attr, kernel));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncGetAttributes");
+  out->ptx_version = attr.ptxVersion;
+  out->static_bytes = int64_t(attr.sharedSizeBytes);
+  out->max_dynamic = int64_t(akx__static_shared_limit) - out->static_bytes;
+  int optin_max = 0;
+  e = CU(cudaDeviceGetAttribute(&optin_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, int(intptr_t(device))));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
+  const int64_t value = akx__dynamic_smem_attribute(optin, optin_max, out->static_bytes);
+  if (value >= 0) {
+    e = CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(value)));
+    if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    out->max_dynamic = value;
+  }
   return AKX_SUCCESS;
 }
+
+}  // namespace
 
 // The checks of the sim's run_kernel (src/sim/launch.cpp) that come from the kernel's
 // declaration, with the same sentences: the driver would refuse both launches too, but as
 // "invalid argument" / "invalid configuration" naming neither the kernel nor the limit.
 extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name,
                                                int max_threads, int smem_optin,
-                                               unsigned threads, size_t smem_bytes) {
+                                               unsigned threads, size_t smem_bytes, int *pdl) {
+  *pdl = 0;
   if (threads > unsigned(max_threads))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "kernel '%s': a block of %u threads is more than its launch bounds "
                      "(__launch_bounds__(%d)) allow",
                      kernel_name, threads, max_threads);
+  const call_facts &f = call_now;
+  akx__kernel_attributes a;
+  int optin = smem_optin;
+  AKX_TRY(akx__kernel_attributes_get(kernel, reinterpret_cast<const void *>(intptr_t(f.device)), fill_attributes,
+                                     &optin, &a));
   // The driver counts the kernel's static shared memory and the launch's dynamic part against
-  // one limit: 48 KiB without the opt-in attribute.
-  cudaFuncAttributes attr;
-  cudaError_t fe = cudaFuncGetAttributes(&attr, kernel);
-  if (fe != cudaSuccess) {
-    (void)cudaGetLastError();
-    return akx__fail(AKX_ERROR_DEVICE, "kernel '%s': cudaFuncGetAttributes failed: %s (%s)",
-                     kernel_name, cudaGetErrorString(fe), cudaGetErrorName(fe));
-  }
-  if (smem_bytes + attr.sharedSizeBytes <= size_t(akx__static_shared_limit)) return AKX_SUCCESS;
-  if (!smem_optin)
+  // one limit: 48 KiB without the opt-in.
+  if (!smem_optin && smem_bytes + size_t(a.static_bytes) > size_t(akx__static_shared_limit))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic and %zu of static shared memory without "
+                     "kernel '%s': %zu bytes of dynamic and %lld of static shared memory without "
                      "the opt-in: above %d bytes together a kernel must be declared with "
                      "smem_optin (the CUDA backend then sets "
                      "cudaFuncAttributeMaxDynamicSharedMemorySize)",
-                     kernel_name, smem_bytes, (size_t)attr.sharedSizeBytes, akx__static_shared_limit);
-  // Set before every such launch (a cheap host-side call): the attribute is per kernel and
-  // per device, and the launch may be on another device than the last one.
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(smem_bytes));
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // else the launch check would report it as the launch's
-    return akx__fail(e == cudaErrorInvalidValue ? AKX_ERROR_INVALID_ARGUMENT : AKX_ERROR_DEVICE,
-                     "kernel '%s': cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                     "%zu) failed: %s (%s)",
-                     kernel_name, smem_bytes, cudaGetErrorString(e), cudaGetErrorName(e));
-  }
+                     kernel_name, smem_bytes, (long long)a.static_bytes, akx__static_shared_limit);
+  if (smem_optin && int64_t(smem_bytes) > a.max_dynamic)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': %zu bytes of dynamic shared memory, more than its "
+                     "cudaFuncAttributeMaxDynamicSharedMemorySize (%lld bytes: the device's opt-in "
+                     "maximum less its %lld bytes of static shared memory)",
+                     kernel_name, smem_bytes, (long long)a.max_dynamic, (long long)a.static_bytes);
+  *pdl = akx__launch_pdl(f.pdl_setting, f.cc_major, a.ptx_version, f.capturing);
+  ++api_calls;  // the cudaLaunchKernelEx that follows (include/akx/device.cuh)
   return AKX_SUCCESS;
 }
 

@@ -16,6 +16,7 @@
 #include "akx/reduce_dims.cuh"
 #include "akx/reduce_whole.cuh"
 #include "akx/scan.cuh"
+#include "api_calls.h"
 #include "backend.h"
 #include "error.h"
 #include "internal.h"
@@ -37,7 +38,15 @@ struct cuda_module {
   cudaLibrary_t lib;
   int n;
   cudaKernel_t kernels[max_kernels];
+  void *image_copy;  // the image, where the cached bytes held it unaligned (kept with the library)
 };
+
+// The cached bytes put the image after the kernels' names, at whatever offset their lengths
+// make; a cubin is an ELF file, whose headers the driver reads in place as 8-byte words (and
+// PTX is text, but the driver takes either through one pointer). An image at an offset that is
+// not a multiple of image_alignment is copied to an aligned buffer first.
+constexpr size_t image_alignment = 64;
+bool image_needs_copy(const void *image) { return reinterpret_cast<uintptr_t>(image) % image_alignment != 0; }
 
 struct module_job {
   const akx__instance *in;
@@ -108,19 +117,36 @@ akx_status load(void *, const void *bytes, size_t size, void **handle) {
   }
   auto *m = static_cast<cuda_module *>(calloc(1, sizeof(cuda_module)));
   if (!m) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-  cudaError_t e = cudaLibraryLoadData(&m->lib, p, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  const void *image = p;
+  if (image_needs_copy(image)) {
+    const size_t bytes = static_cast<size_t>(end - p);
+    m->image_copy = aligned_alloc(image_alignment, (bytes + image_alignment - 1) / image_alignment * image_alignment);
+    if (!m->image_copy) {
+      free(m);
+      return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    memcpy(m->image_copy, p, bytes);
+    image = m->image_copy;
+  }
+  akx__cuda_api_calls_add(1);
+  cudaError_t e = cudaLibraryLoadData(&m->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0);
   if (e != cudaSuccess) {
+    akx__cuda_api_calls_add(1);
     (void)cudaGetLastError();
+    free(m->image_copy);
     free(m);
     return akx__fail(AKX_ERROR_DEVICE, "cudaLibraryLoadData of a run-time module failed: %s (%s)",
                      cudaGetErrorString(e), cudaGetErrorName(e));
   }
   m->n = (int)n;
   for (uint32_t i = 0; i < n; ++i) {
+    akx__cuda_api_calls_add(1);
     e = cudaLibraryGetKernel(&m->kernels[i], m->lib, lowered[i].c_str());
     if (e != cudaSuccess) {
+      akx__cuda_api_calls_add(2);
       (void)cudaGetLastError();
       (void)cudaLibraryUnload(m->lib);
+      free(m->image_copy);
       free(m);
       return akx__fail(AKX_ERROR_DEVICE, "cudaLibraryGetKernel(%s) failed: %s", lowered[i].c_str(),
                        cudaGetErrorString(e));
@@ -178,10 +204,13 @@ struct handles {
     // A built-in op's unit holds fewer kernels than a user op's (src/jit/instance.c, n_builtin).
     if (kid >= m->n) return akx__fail(AKX_ERROR_INTERNAL, "%s is not in this run-time module (%d kernels)", info.name, m->n);
     const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
-    AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem));
+    int pdl = 0;
+    AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem,
+                                     &pdl));
     void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
-    // Programmatic stream serialization as the prebuilt launches (include/akx/device.cuh).
-    const akx::launch_config c(grid, block, smem, static_cast<cudaStream_t>(stream));
+    // Programmatic stream serialization as the prebuilt launches, decided by this unit's
+    // image: a unit NVRTC compiled below compute_90 has no griddepcontrol.wait.
+    const akx::launch_config c(grid, block, smem, static_cast<cudaStream_t>(stream), pdl);
     return akx::launch_status(info.name, cudaLaunchKernelExC(&c.config, k, argv));
   }
 };

@@ -81,3 +81,4 @@ akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream)
 /* src/cuda/api_calls.h: no CUDA backend, no CUDA calls. */
 #include "../cuda/api_calls.h"
 uint64_t akx__cuda_api_calls(void) { return 0; }
+void akx__cuda_api_calls_add(uint64_t n) { (void)n; }

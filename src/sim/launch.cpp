@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "launch_rules.h"
 #include "sim/model.h"
 #include "sim/runtime.hpp"
 #include "sim/sim_testing.hpp"
@@ -70,6 +71,46 @@ akx_status check_configuration(const runtime &rt, const launch_desc &d, const ch
   return AKX_SUCCESS;
 }
 
+// A kernel's attributes on a profile, as the CUDA backend's fill takes them from the driver
+// (src/cuda/backend_cuda.cu): the opt-in attribute is set once, to the profile's maximum less
+// the kernel's static shared memory (ptxas's figure where kernel_info has it, else what its
+// AKX_SHARED arrays took last time, else none yet).
+struct fill_arg {
+  const launch_desc *d;
+  const runtime *rt;
+};
+akx_status fill_attributes(const void *, const void *, void *arg, akx__kernel_attributes *out) {
+  const fill_arg &f = *static_cast<const fill_arg *>(arg);
+  const akx__device_profile &p = *f.rt->profile;
+  int64_t statics = f.d->static_smem;
+  if (statics < 0) {
+    auto seen = f.rt->static_bytes_seen.find(f.d->name);
+    statics = seen != f.rt->static_bytes_seen.end() ? int64_t(seen->second) : 0;
+  }
+  out->ptx_version = p.cc_major * 10 + p.cc_minor;
+  out->static_bytes = statics;
+  const int64_t attr = akx__dynamic_smem_attribute(f.d->smem_optin, p.shared_per_block, statics);
+  out->max_dynamic = attr >= 0 ? attr : int64_t(akx__static_shared_limit) - statics;
+  return AKX_SUCCESS;
+}
+
+// A kernel with the opt-in may ask for as much dynamic shared memory as its attribute, which
+// is per kernel and device for the whole process (one table for both backends): a launch above
+// it fails as the driver's would.
+akx_status check_attribute(const runtime &rt, const launch_desc &d, const char *name) {
+  if (!d.smem_optin || d.kernel == nullptr) return AKX_SUCCESS;
+  fill_arg f{&d, &rt};
+  akx__kernel_attributes a;
+  AKX_TRY(akx__kernel_attributes_get(d.kernel, rt.profile, fill_attributes, &f, &a));
+  if (int64_t(d.dyn_smem) > a.max_dynamic)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': %zu bytes of dynamic shared memory, more than its "
+                     "cudaFuncAttributeMaxDynamicSharedMemorySize (%lld bytes, set once per kernel "
+                     "and device for the whole process)",
+                     name, d.dyn_smem, (long long)a.max_dynamic);
+  return AKX_SUCCESS;
+}
+
 // Blocks resident at once: the profile's occupancy (threads, registers, shared memory with
 // the static part: ptxas's figure of the kernel's instance when its kernel_info has it, else
 // what this kernel's AKX_SHARED arrays took last time) on every SM, capped by
@@ -100,6 +141,7 @@ akx_status run_kernel(const launch_desc &d, void (*fn)(void *), void *closure) {
                      "parallelism",
                      name, rt->launch.name);
   AKX_TRY(check_configuration(*rt, d, name));
+  AKX_TRY(check_attribute(*rt, d, name));
 
   launch_state &L = rt->launch;
   const uint32_t threads = d.block.x * d.block.y * d.block.z;
