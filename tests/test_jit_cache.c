@@ -414,7 +414,7 @@ Test(jit_cache, a_file_claiming_a_huge_payload_is_refused_unread) {
   get_checked(&p, ".so");
   clock_gettime(CLOCK_MONOTONIC, &t1);
   const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-  cr_assert_lt(seconds, 0.5, "refused after %.2f s", seconds);
+  cr_assert_lt(seconds, 2.0, "refused after %.2f s (reading it all takes about a minute)", seconds);
   expect_counters(1, 0, 0, 1, 1);
   cr_assert_eq(file_size(path), HEADER + 100);
 }
