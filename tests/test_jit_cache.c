@@ -745,6 +745,27 @@ Test(jit_cache, a_relative_directory_is_resolved_once) {
   cr_assert_eq(chdir("/"), 0);
 }
 
+Test(jit_cache, a_directory_swapped_after_the_first_use_is_not_followed) {
+  char dir[128], moved[128], open[128];
+  snprintf(dir, sizeof dir, "%s/cache", tmp);
+  snprintf(moved, sizeof moved, "%s/moved", tmp);
+  snprintf(open, sizeof open, "%s/open", tmp);
+  cr_assert_eq(mkdir(open, 0777), 0);
+  cr_assert_eq(chmod(open, 0777), 0);
+  plant_good_file(open, "kernel-swapped;", 50);
+  setenv("AKX_CACHE_DIR", dir, 1);
+  akx__jit_cache_reset_for_tests();
+  program p = make_program("kernel-before-swap;", 100), q = make_program("kernel-swapped;", 100);
+  get_checked(&p, ".so");
+  /* The checked directory renamed away, a link to one anyone could write in its place. */
+  cr_assert_eq(rename(dir, moved), 0);
+  cr_assert_eq(symlink(open, dir), 0);
+  get_checked(&q, ".so"); /* q's 100 bytes, not the 50 planted */
+  expect_counters(2, 0, 0, 2, 0);
+  cr_assert_eq(entries_in(moved), 2, "both files in the directory checked, wherever it is now");
+  cr_assert_eq(entries_in(open), 1, "the open directory untouched");
+}
+
 Test(jit_cache, a_fifo_in_place_of_a_file_or_its_lock_does_not_hang, .timeout = 20) {
   program p = make_program("kernel-fifo;", 100), q = make_program("kernel-fifo-lock;", 100);
   char path[4096], other[4096], lock[4200];
