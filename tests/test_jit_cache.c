@@ -1,8 +1,12 @@
 /* The run-time kernel cache (src/jit/cache.h): SHA-256 against the NIST vectors, keys framed
  * part by part, entries found in memory, files found by a "new process" (the cache reset, the
  * environment read again), files that are truncated, altered or carry another key rebuilt and
- * never loaded, directories another user could write refused with a note, and threads racing
- * for one key building it once.
+ * never loaded, directories another user could write or replace (the directory, or one above
+ * it) refused with a note, and threads racing for one key building it once. Hostile states
+ * met without hanging or loading what another user could have planted: a relative directory
+ * and a later chdir, a FIFO, a directory or a link in place of a file or of its lock, a file
+ * others could write, a file claiming a huge payload, a peer process stopped while it holds the
+ * build lock, a full disk, leftovers of killed processes.
  *
  * The build function is a fake compiler: it counts its calls and makes deterministic text from
  * a source string; the load function strdup's the bytes, so a handle shows which bytes it was
@@ -12,13 +16,18 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "error.h"
@@ -30,7 +39,8 @@ enum { HEADER = 88 }; /* the file header's size (src/jit/cache.h) */
 /* ---- the fixture: a fresh directory, the environment put back ------------------------------ */
 
 static char tmp[64];
-static const char *const vars[] = {"AKX_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "AKX_CACHE_VERBOSE"};
+static const char *const vars[] = {"AKX_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "AKX_CACHE_VERBOSE",
+                                    "AKX_CACHE_LOCK_WAIT_MS"};
 enum { VARS = sizeof vars / sizeof vars[0] };
 static char *saved[VARS];
 
@@ -48,6 +58,7 @@ static void setup(void) {
   cr_assert(mkdtemp(tmp), "mkdtemp");
   setenv("AKX_CACHE_DIR", tmp, 1);
   unsetenv("AKX_CACHE_VERBOSE");
+  unsetenv("AKX_CACHE_LOCK_WAIT_MS");
   akx__jit_cache_reset_for_tests();
 }
 
@@ -382,6 +393,32 @@ Test(jit_cache, a_truncated_file_is_rebuilt) {
   }
 }
 
+Test(jit_cache, a_file_claiming_a_huge_payload_is_refused_unread) {
+  program p = make_program("kernel-huge;", 100);
+  get_checked(&p, ".so");
+  char path[4096];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  /* 4 GiB of holes after a header whose size field says so: reading it would take seconds. */
+  const long long huge = 4LL << 30;
+  FILE *f = fopen(path, "r+b");
+  cr_assert(f);
+  unsigned char le[8];
+  for (int i = 0; i < 8; ++i) le[i] = (unsigned char)(huge >> (8 * i));
+  fseek(f, 16, SEEK_SET);
+  fwrite(le, 1, 8, f);
+  fclose(f);
+  cr_assert_eq(truncate(path, HEADER + huge), 0);
+  akx__jit_cache_reset_for_tests();
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  get_checked(&p, ".so");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  cr_assert_lt(seconds, 2.0, "refused after %.2f s (reading it all takes about a minute)", seconds);
+  expect_counters(1, 0, 0, 1, 1);
+  cr_assert_eq(file_size(path), HEADER + 100);
+}
+
 Test(jit_cache, an_altered_byte_is_rebuilt) {
   program p = make_program("kernel-e;", 1000);
   get_checked(&p, ".so");
@@ -659,6 +696,363 @@ Test(jit_cache, the_note_is_printed_once_when_verbose, .init = cr_redirect_stder
   snprintf(want, sizeof want, "libakx: %s\n", akx__jit_cache_note());
   fflush(stderr);
   cr_assert_stderr_eq_str(want);
+}
+
+/* ---- hostile directory states ---------------------------------------------------------------- */
+
+/* The bytes a program of `source` and `size` makes, under source's key, in dir/<key>.so: a good
+ * file of that key holding other bytes than the program the test then asks for. */
+static void plant_good_file(const char *dir, const char *source, size_t size) {
+  char made[160], from[4096], to[4096];
+  snprintf(made, sizeof made, "%s/planting", tmp);
+  setenv("AKX_CACHE_DIR", made, 1);
+  akx__jit_cache_reset_for_tests();
+  program planted = make_program(source, size);
+  get_checked(&planted, ".so");
+  file_of(made, source, ".so", from, sizeof from);
+  file_of(dir, source, ".so", to, sizeof to);
+  cr_assert_eq(rename(from, to), 0, "%s -> %s", from, to);
+  akx__jit_cache_reset_for_tests();
+}
+
+Test(jit_cache, a_relative_directory_is_resolved_once) {
+  char a[128], b[128], open_cache[160], want[160];
+  snprintf(a, sizeof a, "%s/a", tmp);
+  snprintf(b, sizeof b, "%s/b", tmp);
+  snprintf(open_cache, sizeof open_cache, "%s/cache", b);
+  snprintf(want, sizeof want, "%s/cache", a);
+  cr_assert_eq(mkdir(a, 0700), 0);
+  cr_assert_eq(mkdir(b, 0700), 0);
+  cr_assert_eq(mkdir(open_cache, 0777), 0);
+  cr_assert_eq(chmod(open_cache, 0777), 0);
+  /* b/cache: a directory anyone could write, holding a good file of q's key with other bytes */
+  plant_good_file(open_cache, "kernel-q;", 50);
+
+  cr_assert_eq(chdir(a), 0);
+  setenv("AKX_CACHE_DIR", "cache", 1);
+  akx__jit_cache_reset_for_tests();
+  program p = make_program("kernel-p;", 100), q = make_program("kernel-q;", 100);
+  get_checked(&p, ".so");
+  cr_assert_str_eq(akx__jit_cache_dir(), want, "the directory is named absolutely");
+  /* A chdir after the first use must not lead the cache into b/cache, which was never checked. */
+  cr_assert_eq(chdir(b), 0);
+  get_checked(&q, ".so"); /* q's 100 bytes, not the 50 planted in b/cache */
+  cr_assert_eq(atomic_load(&q.builds), 1);
+  expect_counters(2, 0, 0, 2, 0);
+  cr_assert_str_eq(akx__jit_cache_dir(), want);
+  cr_assert_eq(entries_in(want), 2, "both files in a/cache");
+  cr_assert_eq(entries_in(open_cache), 1, "b/cache untouched");
+  cr_assert_eq(chdir("/"), 0);
+}
+
+Test(jit_cache, a_directory_swapped_after_the_first_use_is_not_followed) {
+  char dir[128], moved[128], open[128];
+  snprintf(dir, sizeof dir, "%s/cache", tmp);
+  snprintf(moved, sizeof moved, "%s/moved", tmp);
+  snprintf(open, sizeof open, "%s/open", tmp);
+  cr_assert_eq(mkdir(open, 0777), 0);
+  cr_assert_eq(chmod(open, 0777), 0);
+  plant_good_file(open, "kernel-swapped;", 50);
+  setenv("AKX_CACHE_DIR", dir, 1);
+  akx__jit_cache_reset_for_tests();
+  program p = make_program("kernel-before-swap;", 100), q = make_program("kernel-swapped;", 100);
+  get_checked(&p, ".so");
+  /* The checked directory renamed away, a link to one anyone could write in its place. */
+  cr_assert_eq(rename(dir, moved), 0);
+  cr_assert_eq(symlink(open, dir), 0);
+  get_checked(&q, ".so"); /* q's 100 bytes, not the 50 planted */
+  expect_counters(2, 0, 0, 2, 0);
+  cr_assert_eq(entries_in(moved), 2, "both files in the directory checked, wherever it is now");
+  cr_assert_eq(entries_in(open), 1, "the open directory untouched");
+}
+
+Test(jit_cache, a_fifo_in_place_of_a_file_or_its_lock_does_not_hang, .timeout = 20) {
+  program p = make_program("kernel-fifo;", 100), q = make_program("kernel-fifo-lock;", 100);
+  char path[4096], other[4096], lock[4200];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  file_of(tmp, q.source, ".so", other, sizeof other);
+  snprintf(lock, sizeof lock, "%s.lock", other);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  cr_assert_eq(mkfifo(lock, 0600), 0);
+  get_checked(&p, ".so");
+  expect_counters(1, 0, 0, 1, 1);
+  struct stat st;
+  cr_assert_eq(lstat(path, &st), 0);
+  cr_assert(S_ISREG(st.st_mode) && st.st_size == HEADER + 100, "the store replaced the fifo");
+  get_checked(&q, ".so");
+  expect_counters(2, 0, 0, 2, 1); /* a lock file that is no file is not used, and no reject */
+  cr_assert_eq(file_size(other), HEADER + 100);
+  akx__jit_cache_reset_for_tests();
+  get_checked(&p, ".so");
+  get_checked(&q, ".so");
+  expect_counters(0, 0, 2, 0, 0);
+}
+
+Test(jit_cache, a_directory_or_a_link_in_place_of_a_file_or_its_lock_is_not_used) {
+  program p = make_program("kernel-dir;", 100), q = make_program("kernel-linked-lock;", 100);
+  char path[4096], other[4096], lock[4200], outside[160];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  file_of(tmp, q.source, ".so", other, sizeof other);
+  snprintf(lock, sizeof lock, "%s.lock", other);
+  snprintf(outside, sizeof outside, "%s/outside", tmp);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  cr_assert_eq(symlink(outside, lock), 0); /* dangling: following it would create outside */
+  for (int process = 0; process < 2; ++process) {
+    akx__jit_cache_reset_for_tests();
+    get_checked(&p, ".so");
+    get_checked(&q, ".so");
+    /* The directory stays (a file cannot replace it): p is built in every process. */
+    if (process == 0) expect_counters(2, 0, 0, 1, 1);
+    else expect_counters(1, 0, 1, 0, 1);
+  }
+  struct stat st;
+  cr_assert_eq(lstat(path, &st), 0);
+  cr_assert(S_ISDIR(st.st_mode));
+  cr_assert_eq(lstat(outside, &st), -1, "the lock's link was not followed");
+  cr_assert_eq(file_size(other), HEADER + 100);
+}
+
+Test(jit_cache, a_file_others_could_have_written_is_rebuilt) {
+  program p = make_program("kernel-shared;", 100);
+  get_checked(&p, ".so");
+  char path[4096];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  static const mode_t modes[] = {0666, 0620, 0602};
+  for (int i = 0; i < 3; ++i) {
+    cr_assert_eq(chmod(path, modes[i]), 0);
+    akx__jit_cache_reset_for_tests();
+    get_checked(&p, ".so");
+    expect_counters(1, 0, 0, 1, 1);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "the rebuild replaced the mode %04o file", (unsigned)modes[i]);
+  }
+  if (geteuid() == 0) { /* only root can give a file to another user */
+    cr_assert_eq(chown(path, 65534, 65534), 0);
+    akx__jit_cache_reset_for_tests();
+    get_checked(&p, ".so");
+    expect_counters(1, 0, 0, 1, 1);
+  }
+  cr_assert_eq(atomic_load(&p.builds), geteuid() == 0 ? 5 : 4);
+}
+
+/* A peer process holding the build lock of p's file and then stopped (as under a debugger). */
+static pid_t stopped_lock_holder(const char *lock) {
+  int ready[2];
+  cr_assert_eq(pipe(ready), 0);
+  const pid_t pid = fork();
+  cr_assert_geq(pid, 0, "fork");
+  if (pid == 0) {
+    /* Killed with this process, whatever way it ends (a stopped orphan would hold the lock and
+     * the test runner's output pipe). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(3);
+    const int fd = open(lock, O_RDWR | O_CREAT, 0600);
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    const char ok = fd >= 0 && fcntl(fd, F_SETLK, &l) == 0;
+    if (write(ready[1], &ok, 1) != 1) _exit(3);
+    raise(SIGSTOP);
+    _exit(0);
+  }
+  close(ready[1]);
+  char ok = 0;
+  cr_assert_eq(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  cr_assert(ok, "the peer took the lock");
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, WUNTRACED), pid);
+  cr_assert(WIFSTOPPED(status), "the peer is stopped");
+  return pid;
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+Test(jit_cache, a_stopped_builder_is_waited_for_a_bounded_time, .timeout = 30) {
+  setenv("AKX_CACHE_LOCK_WAIT_MS", "300", 1);
+  akx__jit_cache_reset_for_tests();
+  program p = make_program("kernel-stopped-peer;", 100);
+  char path[4096], lock[4200];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  const pid_t peer = stopped_lock_holder(lock);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  get_checked(&p, ".so");
+  const double waited = seconds_since(&t0);
+  kill(peer, SIGKILL);
+  waitpid(peer, NULL, 0);
+  unsetenv("AKX_CACHE_LOCK_WAIT_MS");
+  cr_assert(waited >= 0.29 && waited < 5.0, "waited %.2f s for a bound of 0.3 s", waited);
+  cr_assert_eq(atomic_load(&p.builds), 1, "built alone once the wait ran out");
+  expect_counters(1, 0, 0, 1, 0);
+  akx__jit_counters c;
+  akx__jit_cache_counters(&c);
+  cr_assert_eq(c.lock_timeouts, 1, "the wait that ran out is counted");
+  cr_assert_eq(file_size(path), HEADER + 100, "the file is written whole all the same");
+}
+
+/* The peer builds p itself, slowly; the caller waits for it and then reads its file. */
+Test(jit_cache, a_builder_that_finishes_in_time_is_waited_for, .timeout = 30) {
+  program p = make_program("kernel-slow-peer;", 100);
+  const pid_t pid = fork();
+  cr_assert_geq(pid, 0, "fork");
+  if (pid == 0) {
+    /* A new process: its own memory cache, and a build that takes 400 ms under the lock. */
+    akx__jit_cache_reset_for_tests();
+    p.build_sleep_ms = 400;
+    const akx__jit_key k = key_of(p.source);
+    void *handle = NULL;
+    _exit(akx__jit_cache_get(&k, ".so", fake_build, fake_load, &p, &handle) == AKX_SUCCESS ? 0 : 1);
+  }
+  /* Wait until the peer holds the lock: F_GETLK on the lock file shows its pid. */
+  char path[4096], lock[4200];
+  file_of(tmp, p.source, ".so", path, sizeof path);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  for (int i = 0;; ++i) {
+    cr_assert_lt(i, 5000, "the peer never took the lock");
+    const int fd = open(lock, O_RDONLY | O_NOFOLLOW);
+    if (fd >= 0) {
+      struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+      const int held = fcntl(fd, F_GETLK, &l) == 0 && l.l_type != F_UNLCK && l.l_pid == pid;
+      close(fd);
+      if (held) break;
+    }
+    sleep_ms(1);
+  }
+  get_checked(&p, ".so");
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the peer built p");
+  cr_assert_eq(atomic_load(&p.builds), 0, "this process waited and read the peer's file");
+  expect_counters(0, 0, 1, 0, 0);
+  akx__jit_counters c;
+  akx__jit_cache_counters(&c);
+  cr_assert_eq(c.lock_timeouts, 0);
+}
+
+Test(jit_cache, a_full_disk_writes_nothing_and_still_builds) {
+  /* A file size limit makes every write past it fail (EFBIG), as a full disk would (ENOSPC). */
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old, small;
+  cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small = old;
+  small.rlim_cur = HEADER + 10;
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  program p = make_program("kernel-full-disk;", 1000);
+  get_checked(&p, ".so");
+  get_checked(&p, ".so");
+  expect_counters(1, 1, 0, 0, 0);
+  cr_assert_eq(entries_in(tmp), 0, "no temporary or lock file left behind");
+  cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  akx__jit_cache_reset_for_tests();
+  get_checked(&p, ".so");
+  expect_counters(1, 0, 0, 1, 0);
+}
+
+Test(jit_cache, leftovers_of_killed_processes_are_swept) {
+  program p = make_program("kernel-leftovers;", 100);
+  const akx__jit_key k = key_of(p.source), other = key_of("kernel-another;");
+  char hex[65], other_hex[65];
+  akx__jit_key_hex(&k, hex);
+  akx__jit_key_hex(&other, other_hex);
+  enum { MADE = 6 };
+  char made[MADE][4200];
+  snprintf(made[0], sizeof made[0], "%s/.%s.so.a1B2c3", tmp, hex);         /* old temporary */
+  snprintf(made[1], sizeof made[1], "%s/%s.cubin.lock", tmp, other_hex);   /* old lock */
+  snprintf(made[2], sizeof made[2], "%s/.%s.so.d4E5f6", tmp, hex);         /* young temporary */
+  snprintf(made[3], sizeof made[3], "%s/%s.ptx.lock", tmp, other_hex);     /* young lock */
+  snprintf(made[4], sizeof made[4], "%s/notes.txt", tmp);                 /* not the cache's: */
+  snprintf(made[5], sizeof made[5], "%s/.%s.so.lock", tmp, other_hex);     /* old, but no name */
+  for (int i = 0; i < MADE; ++i) {
+    FILE *f = fopen(made[i], "w");
+    cr_assert(f, "%s", made[i]);
+    fputs("half a file", f);
+    fclose(f);
+  }
+  /* Left two days ago (by a killed writer or builder), or just now (maybe by a live one). */
+  const struct timespec two_days_ago[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};
+  for (int i = 0; i < MADE; ++i)
+    if (i != 2 && i != 3) cr_assert_eq(utimensat(AT_FDCWD, made[i], two_days_ago, 0), 0);
+  get_checked(&p, ".so");
+  expect_counters(1, 0, 0, 1, 0);
+  cr_assert_eq(file_size(made[0]), -1, "the old temporary is gone");
+  cr_assert_eq(file_size(made[1]), -1, "the old lock file is gone");
+  for (int i = 2; i < MADE; ++i) cr_assert_eq(file_size(made[i]), 11, "%s is kept", made[i]);
+  cr_assert_eq(entries_in(tmp), 5, "the new file and the four kept");
+}
+
+Test(jit_cache, a_directory_inside_one_others_can_write_is_not_used) {
+  char open[128], group[128], sticky[128], dir[200];
+  snprintf(open, sizeof open, "%s/open", tmp);
+  snprintf(group, sizeof group, "%s/group", tmp);
+  snprintf(sticky, sizeof sticky, "%s/sticky", tmp);
+  static const struct { const char *name; mode_t mode; } made[] = {
+      {"open", 0777}, {"group", 0770}, {"group/private", 0700}, {"sticky", 01777}};
+  for (int i = 0; i < 4; ++i) {
+    char path[200];
+    snprintf(path, sizeof path, "%s/%s", tmp, made[i].name);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_assert_eq(chmod(path, made[i].mode), 0);
+  }
+  /* The parent others can write (they could rename the cache away and put their own there). */
+  snprintf(dir, sizeof dir, "%s/cache", open);
+  expect_skipped(dir, "writable by its group or others");
+  cr_assert(strstr(akx__jit_cache_note(), "0777"), "%s", akx__jit_cache_note());
+  cr_assert_eq(entries_in(dir), 0);
+  /* Two levels up. */
+  snprintf(dir, sizeof dir, "%s/private/cache", group);
+  expect_skipped(dir, "writable by its group or others");
+  cr_assert(strstr(akx__jit_cache_note(), "0770"), "%s", akx__jit_cache_note());
+  /* A link to the open directory: the name checked is where it leads. */
+  char link[128];
+  snprintf(link, sizeof link, "%s/to-open", tmp);
+  cr_assert_eq(symlink(open, link), 0);
+  snprintf(dir, sizeof dir, "%s/cache", link);
+  expect_skipped(dir, "writable by its group or others");
+  cr_assert(strstr(akx__jit_cache_note(), open), "%s", akx__jit_cache_note());
+  /* A sticky directory (as /tmp): others cannot rename what is ours in it. */
+  snprintf(dir, sizeof dir, "%s/cache", sticky);
+  setenv("AKX_CACHE_DIR", dir, 1);
+  akx__jit_cache_reset_for_tests();
+  program p = make_program("kernel-in-sticky;", 100);
+  get_checked(&p, ".so");
+  cr_assert_str_eq(akx__jit_cache_note(), "");
+  cr_assert_str_eq(akx__jit_cache_dir(), dir);
+  cr_assert_eq(entries_in(dir), 1);
+}
+
+Test(jit_cache, a_directory_inside_one_of_another_user_is_not_used) {
+  if (geteuid() != 0) cr_skip("only root can give a directory to another user (uid 65534)");
+  char theirs[128], sticky[128], dir[200];
+  snprintf(theirs, sizeof theirs, "%s/theirs", tmp);
+  snprintf(sticky, sizeof sticky, "%s/their-sticky", tmp);
+  cr_assert_eq(mkdir(theirs, 0755), 0);
+  cr_assert_eq(chown(theirs, 65534, 65534), 0);
+  cr_assert_eq(mkdir(sticky, 0700), 0);
+  cr_assert_eq(chown(sticky, 65534, 65534), 0);
+  cr_assert_eq(chmod(sticky, 01777), 0);
+  /* Made here, as the user would have made it: only the parent is another user's. */
+  snprintf(dir, sizeof dir, "%s/cache", theirs);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  expect_skipped(dir, "owned by uid 65534");
+  /* A sticky directory's owner may still rename what others keep in it. */
+  snprintf(dir, sizeof dir, "%s/cache", sticky);
+  expect_skipped(dir, "owned by uid 65534");
+  /* A sticky directory holding another user's directory on the way down. */
+  char their_sub[128];
+  snprintf(their_sub, sizeof their_sub, "%s/sticky", tmp);
+  cr_assert_eq(mkdir(their_sub, 0700), 0);
+  cr_assert_eq(chmod(their_sub, 01777), 0);
+  snprintf(their_sub, sizeof their_sub, "%s/sticky/sub", tmp);
+  cr_assert_eq(mkdir(their_sub, 0755), 0);
+  cr_assert_eq(chown(their_sub, 65534, 65534), 0);
+  snprintf(dir, sizeof dir, "%s/cache", their_sub);
+  cr_assert_eq(mkdir(dir, 0700), 0);
+  expect_skipped(dir, "owned by uid 65534");
 }
 
 /* ---- threads ------------------------------------------------------------------------------- */

@@ -4,6 +4,8 @@
  * - a new process finds the files on disk (disk hits, no compile);
  * - truncated files are compiled again, and the results are still right;
  * - a directory others can write is not used (nothing written there), results still right;
+ * - a relative AKX_CACHE_DIR stays the directory of the first use after a chdir: an open
+ *   directory of the same name under the new working directory is never read;
  * - two threads creating the same op at once compile it once; so do two processes (a lock file
  *   beside each file being built, gone once it is written).
  * Each test points AKX_CACHE_DIR at a fresh mkdtemp directory before any context exists. "A
@@ -31,8 +33,16 @@ static const char SOURCE[] =
     "AKX_HD double c_zero() { return 0.0; }\n"
     "template <class S> AKX_HD double c_map(S x, int64_t) { return (double)x * (double)x + 1.0; }\n";
 
+/* The op's source: SOURCE, or SOURCE and a comment (another key, another set of files). */
+static const char *op_source = SOURCE;
+static const char OTHER_SOURCE[] =
+    "AKX_HD double c_add(double a, double b) { return a + b; }\n"
+    "AKX_HD double c_zero() { return 0.0; }\n"
+    "template <class S> AKX_HD double c_map(S x, int64_t) { return (double)x * (double)x + 1.0; }\n"
+    "// the same op in other words\n";
+
 static akx_user_op_desc desc(void) {
-  const akx_user_op_desc d = {SOURCE, "double", "c_add", "c_zero", "c_map", NULL};
+  const akx_user_op_desc d = {op_source, "double", "c_add", "c_zero", "c_map", NULL};
   return d;
 }
 
@@ -217,6 +227,61 @@ Test(user_ops_cache, a_directory_others_can_write_is_not_used) {
   entries_below = 0;
   nftw(dir, count_entry, 16, FTW_PHYS);
   cr_assert_eq(entries_below, 0, "%d entries written into the 0777 directory %s", entries_below, dir);
+  remove_dir(dir);
+}
+
+/* The other op, made by a process whose cache directory is dir/b/cache. */
+static void plant_other_op(report *r) {
+  char planted[128];
+  snprintf(planted, sizeof planted, "%s/b/cache", dir);
+  setenv("AKX_CACHE_DIR", planted, 1);
+  op_source = OTHER_SOURCE;
+  run_once(r);
+}
+
+/* In dir/a with AKX_CACHE_DIR=cache: the op (the first use resolves the directory), then a
+ * chdir to dir/b, then the other op; r counts the other op alone. */
+static void relative_dir_then_chdir(report *r) {
+  char a[128], b[128];
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(b, sizeof b, "%s/b", dir);
+  report first;
+  if (chdir(a) != 0) {
+    snprintf(r->msg, sizeof r->msg, "chdir %s failed", a);
+    return;
+  }
+  setenv("AKX_CACHE_DIR", "cache", 1);
+  run_once(&first);
+  if (!first.ok || chdir(b) != 0) {
+    snprintf(r->msg, sizeof r->msg, "the first op in %.100s: %.300s", a, first.ok ? "chdir failed" : first.msg);
+    return;
+  }
+  op_source = OTHER_SOURCE;
+  run_once(r);
+}
+
+Test(user_ops_cache, a_chdir_after_the_first_use_does_not_move_a_relative_directory) {
+  fresh_cache_dir();
+  char path[128];
+  snprintf(path, sizeof path, "%s/a", dir);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  snprintf(path, sizeof path, "%s/b", dir);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  const report planting = in_child(plant_other_op);
+  expect_ok(&planting, "the planting process");
+  /* dir/b/cache now holds the other op's files, in a directory anyone could have written. */
+  snprintf(path, sizeof path, "%s/b/cache", dir);
+  cr_assert_eq(chmod(path, 0777), 0);
+  const report moved = in_child(relative_dir_then_chdir);
+  expect_ok(&moved, "after the chdir");
+  cr_assert_eq(moved.after.disk_hits - moved.before.disk_hits, 0,
+               "%llu files loaded from %s, which was never checked",
+               (unsigned long long)(moved.after.disk_hits - moved.before.disk_hits), path);
+  cr_assert_gt(compiles_in(&moved), 0, "the other op was compiled into dir/a/cache");
+  snprintf(path, sizeof path, "%s/a/cache", dir);
+  regular_files = 0;
+  nftw(path, count_one, 16, FTW_PHYS);
+  cr_assert_gt(regular_files, 0, "both ops' files in %s", path);
   remove_dir(dir);
 }
 

@@ -17,19 +17,34 @@
  * Disk. A directory, resolved once per process on first use: $AKX_CACHE_DIR, else
  * $XDG_CACHE_HOME/akx (an absolute XDG_CACHE_HOME only, as the XDG base directory
  * specification says), else $HOME/.cache/akx; created with its missing parents, mode 0700.
- * AKX_CACHE_DIR=off turns the disk cache off. The directory is used only if it is a directory
- * itself (not a symlink), owned by the effective user and not writable by group or others:
- * other users must not be able to plant a binary this process would load. Otherwise the disk
- * cache is skipped for the process and akx__jit_cache_note() says why in one sentence (also
- * printed once to stderr when AKX_CACHE_VERBOSE is set to anything but "" or "0", which then
- * reports every file refused and every write that failed too; by default the cache is silent).
+ * AKX_CACHE_DIR=off turns the disk cache off. Other users must not be able to plant a binary
+ * this process would load, so the directory is used only if it is a directory itself (not a
+ * symlink), owned by the effective user and not writable by group or others, and if no other
+ * user could replace it: every directory above it (links resolved, up to /) is owned by root or
+ * the effective user and is not writable by group or others unless sticky (as /tmp), the rules
+ * of OpenSSH's safe_path() (misc.c) with the sticky exception. Otherwise the disk cache is
+ * skipped for the process and akx__jit_cache_note() says why in one sentence (also printed once
+ * to stderr when AKX_CACHE_VERBOSE is set to anything but "" or "0", which then reports every
+ * file refused, every write that failed and every lock wait given up too; by default the cache
+ * is silent). The directory checked is the directory used: it is opened once checked and every
+ * file is opened, renamed and removed relative to that handle, so a relative AKX_CACHE_DIR
+ * followed by a chdir, or a rename above the directory, cannot lead the cache elsewhere.
  *
  * One file per (key, kind), named by the key's 64 hex digits and the kind (".cubin", ".so",
- * ".ptx"), written under a unique temporary name in the same directory and renamed into place,
- * so that a reader sees a whole file or none. Processes that miss the same file build it one at
- * a time: the first takes a record lock on a file beside it (its name + ".lock", removed once the
- * file is written; the lock dies with its process) and the others wait for it, then read the
- * file (MPI ranks of one node asking for one kernel at once compile it once). Each file is an 88-byte header, then the payload:
+ * ".ptx"), written under a unique temporary name in the same directory (".<file>.XXXXXX") and
+ * renamed into place, so that a reader sees a whole file or none. Only a regular file of the
+ * effective user, writable by no one else, is read (a FIFO, a device, a directory or a symlink
+ * in its place is refused without blocking, and so is a file of another user or mode 0666: only
+ * what this user wrote into a private directory is trusted); the build that follows replaces
+ * it where it can (not a directory). Processes that miss the same file build it one at a time:
+ * the first takes a record lock on a file beside it (its name + ".lock", a regular file of the
+ * user or no lock at all; removed once the file is written; the lock dies with its process) and
+ * the others wait for it, then read the file (MPI ranks of one node asking for one kernel at
+ * once compile it once). The wait is bounded: AKX_CACHE_LOCK_WAIT_MS milliseconds (default
+ * 60000, three times the slowest compile of one unit measured), after which the waiter builds
+ * alone (counted in lock_timeouts) and the rename keeps the file whole. Temporaries and lock
+ * files untouched for an hour (left by killed processes) are removed at a process's first
+ * write. Each file is an 88-byte header, then the payload (1 GiB at most):
  *   offset  0  8 bytes  magic "AKXJIT\r\n"
  *           8  4 bytes  format version (1), little-endian
  *          12  4 bytes  zero
@@ -90,7 +105,9 @@ typedef struct {
   uint64_t memory_hits;  /* calls answered from memory, waits on another thread's build included */
   uint64_t disk_hits;    /* entries loaded from a verified file */
   uint64_t disk_writes;  /* files written and renamed into place */
-  uint64_t disk_rejects; /* files refused: corrupt, truncated, foreign, or refused by the load */
+  uint64_t disk_rejects; /* files refused: corrupt, truncated, foreign, not a regular file of
+                          * this user's, or refused by the load */
+  uint64_t lock_timeouts; /* waits for another process's build of a file given up */
 } akx__jit_counters;
 void akx__jit_cache_counters(akx__jit_counters *out);
 /* Counts one memory hit answered outside akx__jit_cache_get: a launch that found its loaded
@@ -100,7 +117,10 @@ void akx__jit_cache_count_memory_hit(void);
 /* Why the disk cache is not used in this process ("" while it is). Resolves the directory if no
  * call has yet; the text stays valid until the next akx__jit_cache_reset_for_tests. */
 const char *akx__jit_cache_note(void);
-/* The directory in use ("" when the disk cache is off or skipped); resolves as the note does. */
+/* The directory in use, the one checked, by its absolute name with links resolved ("" when the
+ * disk cache is off or skipped); resolves as the note does. No other user can rename what is
+ * on the way to it, so the name keeps leading there; a file made in it by name must still be
+ * created exclusively (O_EXCL) and not followed (O_NOFOLLOW). */
 const char *akx__jit_cache_dir(void);
 
 /* For tests: drops every entry (their bytes freed; the handles are the load function's and are
