@@ -44,14 +44,21 @@
  * that see it; MPI's default handler aborts the job before that.
  *
  * Engines. MPI (any implementation, not necessarily CUDA-aware): partials are staged through
- * host memory and exchanged with MPI_Allgather; the call synchronizes the context's stream.
- * NCCL: partials are allgathered on the device with ncclAllGather on the context's stream;
- * the validation record is small and also moves over NCCL, so each call synchronizes once,
- * for that record, before any kernel runs; the exchange of partials and the combine stay
- * stream-ordered. NCCL needs a CUDA context (the sim is MPI only).
+ * host memory and exchanged with MPI_Allgather: each exchange copies the rank's partials to the
+ * host, which waits for the context's stream (MPI reads host memory, so that wait is the
+ * engine's own), and every rank's back, also synchronously (the stream is idle by then: that
+ * copy waits for nothing but itself); a call synchronizes the context's stream. NCCL: partials
+ * are allgathered on the device with ncclAllGather on the context's stream, sent from where the
+ * rank's partial lies (no copy); the validation record is small and also moves over NCCL, so
+ * each call synchronizes once, for that record, before any kernel runs; the exchange of
+ * partials and the combine stay stream-ordered (no copy or synchronize of their own). NCCL
+ * needs a CUDA context (the sim is MPI only).
  *
  * Threads: a communicator is used by one thread at a time, and all ranks issue their
- * collective calls in the same order (as MPI and NCCL require).
+ * collective calls in the same order (as MPI and NCCL require). Each rank needs its own thread
+ * or process: every call waits on the host for the other ranks' agreement records, so one
+ * thread driving several ranks (say the communicators of one ncclCommInitAll, one per device)
+ * deadlocks in its first call, which waits for calls that the same thread would make next.
  */
 #ifndef AKX_DIST_H
 #define AKX_DIST_H
@@ -70,8 +77,10 @@ typedef struct akx_comm akx_comm;
 akx_status akx_comm_create_mpi(akx_context *ctx, const void *mpi_comm, akx_comm **comm);
 
 /* A communicator over the caller's ncclComm_t (passed as void *; not duplicated: it must
- * outlive the akx_comm). ctx must be a CUDA context on the communicator's device.
- * AKX_ERROR_UNSUPPORTED when libakx_dist was built without NCCL, or for a sim context. */
+ * outlive the akx_comm). ctx must be a CUDA context on the communicator's device
+ * (ncclCommCuDevice): another device is AKX_ERROR_INVALID_ARGUMENT, the sentence naming both.
+ * One rank per thread or process (see "Threads" above). AKX_ERROR_UNSUPPORTED when libakx_dist
+ * was built without NCCL, or for a sim context. */
 akx_status akx_comm_create_nccl(akx_context *ctx, void *nccl_comm, akx_comm **comm);
 
 /* Frees the communicator (MPI: its duplicate, collectively), not the context. NULL: no-op. */

@@ -105,23 +105,26 @@ akx_status akx__dist_partials_local(akx_comm *c, size_t bytes, void **local) {
   return AKX_SUCCESS;
 }
 
-akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all) {
+akx_status akx__dist_partials_exchange(akx_comm *c, const void *send, size_t bytes, void **all) {
   const size_t slot = round256(bytes ? bytes : 1);
-  unsigned char *base = c->partials.ptr;
-  unsigned char *gathered = base + slot;
+  AKX_DIST_TRY(akx__dist_grow(c, &c->partials, slot + (size_t)c->size * slot));
+  unsigned char *gathered = (unsigned char *)c->partials.ptr + slot;
   const double t0 = akx__dist_now();
   akx_status s;
   if (c->engine->device_partials) {
-    s = c->engine->allgather(c, base, gathered, bytes);
+    /* Enqueued on the stream, read from where the partial is: no copy, no wait. */
+    s = c->engine->allgather(c, send, gathered, bytes);
   } else {
+    /* Through the host: the copy there waits for the partial (MPI reads host memory); the stream
+     * is then idle, so the copy back waits for nothing but itself. */
     void *h = NULL;
     s = akx__dist_host(c, bytes * (size_t)(c->size + 1), &h);
-    unsigned char *send = h, *recv = send ? send + bytes : NULL;
+    unsigned char *hsend = h, *hrecv = hsend ? hsend + bytes : NULL;
     if (s == AKX_SUCCESS && bytes)
-      s = akx_memcpy(c->ctx, send, base, bytes, AKX_COPY_DEVICE_TO_HOST);
-    if (s == AKX_SUCCESS) s = c->engine->allgather(c, send, recv, bytes);
+      s = akx_memcpy(c->ctx, hsend, send, bytes, AKX_COPY_DEVICE_TO_HOST);
+    if (s == AKX_SUCCESS) s = c->engine->allgather(c, hsend, hrecv, bytes);
     if (s == AKX_SUCCESS && bytes)
-      s = akx_memcpy(c->ctx, gathered, recv, bytes * (size_t)c->size, AKX_COPY_HOST_TO_DEVICE);
+      s = akx_memcpy(c->ctx, gathered, hrecv, bytes * (size_t)c->size, AKX_COPY_HOST_TO_DEVICE);
   }
   c->counters.exchange_seconds += akx__dist_now() - t0;
   if (s != AKX_SUCCESS) return s;
@@ -131,11 +134,10 @@ akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all) {
 }
 
 akx_status akx__dist_exchange(void *comm, const void *local, size_t bytes, const void **all) {
-  akx_comm *c = comm;
-  void *slot, *gathered;
-  AKX_DIST_TRY(akx__dist_partials_local(c, bytes, &slot));
-  AKX_DIST_TRY(akx_memcpy(c->ctx, slot, local, bytes, AKX_COPY_DEVICE_TO_DEVICE));
-  AKX_DIST_TRY(akx__dist_partials_exchange(c, bytes, &gathered));
+  /* The piece's partial is sent from where libakx left it (its workspace): copying it into the
+   * communicator's slot first would cost a synchronizing akx_memcpy. */
+  void *gathered;
+  AKX_DIST_TRY(akx__dist_partials_exchange(comm, local, bytes, &gathered));
   *all = gathered;
   return AKX_SUCCESS;
 }

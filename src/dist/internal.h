@@ -60,12 +60,23 @@ akx_status akx__dist_comm_new(akx_context *ctx, const akx__dist_engine *e, void 
                               int size, akx_comm **out);
 double akx__dist_now(void);
 
-/* The partials' exchange. akx__dist_partials_local gives the device slot of `bytes` this rank
- * writes its partial to; akx__dist_partials_exchange then gathers every rank's into one device
- * array of size * bytes, rank order (*all). MPI stages through host memory (synchronizes);
- * NCCL stays on the stream. */
+/* The partials' exchange. akx__dist_partials_local gives a device slot of `bytes` this rank
+ * may write its partial to; akx__dist_partials_exchange then gathers every rank's `bytes` at
+ * send (device memory of the context: that slot, or wherever the partial is) into one device
+ * array of size * bytes, rank order (*all; the slot is not overwritten). MPI stages through
+ * host memory (a copy there, which synchronizes, and one back); NCCL stays on the stream (no
+ * copy, no synchronize). */
 akx_status akx__dist_partials_local(akx_comm *c, size_t bytes, void **local);
-akx_status akx__dist_partials_exchange(akx_comm *c, size_t bytes, void **all);
+akx_status akx__dist_partials_exchange(akx_comm *c, const void *send, size_t bytes, void **all);
+
+/* ---- nccl_device.c ---- */
+/* Whether an NCCL communicator on CUDA device comm_device (ncclCommCuDevice) may serve a context
+ * on ctx_device (ctx_name: its akx_context_info device_name, may be "" or NULL): AKX_SUCCESS
+ * when they are one device, else AKX_ERROR_INVALID_ARGUMENT with the sentence, naming both, in
+ * why (cap bytes). Every rank drives its own device from its own thread or process: a context
+ * on another device than its communicator is a rank wired to the wrong peer. */
+akx_status akx__dist_nccl_device_check(int comm_device, int ctx_device, const char *ctx_name, char *why,
+                                       size_t cap);
 
 /* ---- identity.c ---- */
 /* The exact neutral element of a built-in op in accumulator dtype acc (float ADD: -0.0; MIN:

@@ -62,7 +62,7 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
   void *slot, *gathered;
   AKX_DIST_TRY(akx__dist_partials_local(comm, acc_size, &slot));
   AKX_DIST_TRY(akx_mapreduce(ctx, src, map, op, &local, slot, AKX_DEVICE));
-  AKX_DIST_TRY(akx__dist_partials_exchange(comm, acc_size, &gathered));
+  AKX_DIST_TRY(akx__dist_partials_exchange(comm, slot, acc_size, &gathered));
   const akx_array partials = akx_vector(gathered, acc, comm->size);
   const akx_reduce_opts combine = akx__dist_combine_opts(&given, acc);
   return akx_mapreduce(ctx, &partials, AKX_MAP_IDENTITY, op, &combine, result, where);

@@ -99,7 +99,7 @@ akx_status akx_scan_all(akx_comm *comm, const akx_array *dst, const akx_array *s
   ro.acc = acc;
   ro.init = identity;
   AKX_DIST_TRY(akx_reduce_dims(ctx, &totals, &a, AKX_MAP_IDENTITY, op, &ro));
-  AKX_DIST_TRY(akx__dist_partials_exchange(comm, bytes, &gathered));
+  AKX_DIST_TRY(akx__dist_partials_exchange(comm, slot, bytes, &gathered));
   if (!carry) return akx_scan(ctx, dst, src, op, dim, opts);
   if (n == 0) return AKX_SUCCESS;
 

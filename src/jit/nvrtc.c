@@ -5,6 +5,7 @@
  * through 13). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,10 @@ static const char *const exact_options[] = {AKX_NVRTC_EXACT_OPTIONS};
 
 /* ---- loading ---------------------------------------------------------------------------------- */
 
-static const char *const library_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+/* Newest major first; libnvrtc.so.11.2 is the soname of every NVRTC 11 (11.2 to 11.8), found
+ * so that the sentence can say it is too old; libnvrtc.so, a development symlink, may be any. */
+static const char *const library_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                            "libnvrtc.so"};
 #define N_LIBRARY_NAMES ((int)(sizeof library_names / sizeof library_names[0]))
 
 /* A malloc'd copy of s (strdup is POSIX, not C11). */
@@ -88,13 +92,80 @@ static char *copy_string(const char *s) {
   return copy;
 }
 
-/* Appends "s" to the buffer, truncating quietly: the sentence is for people. */
-static void append(char *buf, size_t cap, const char *s) {
+/* Appends the formatted text to the buffer, truncating quietly: the sentence is for people. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void appendf(char *buf, size_t cap, const char *fmt, ...) {
   size_t used = strlen(buf);
-  if (used + 1 < cap) snprintf(buf + used, cap - used, "%s", s);
+  if (used + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + used, cap - used, fmt, ap);
+  va_end(ap);
 }
 
-/* Resolves every entry point; 0 with api_error set when one is missing. */
+/* ---- which NVRTC: the driver decides ---------------------------------------------------------- */
+
+static int below_minimum(const akx__nvrtc_found *f) {
+  return f->major < AKX__NVRTC_MIN_MAJOR || (f->major == AKX__NVRTC_MIN_MAJOR && f->minor < AKX__NVRTC_MIN_MINOR);
+}
+
+int akx__nvrtc_choose(int driver_version, const akx__nvrtc_found *found, int n, int from_env,
+                      char *why, size_t cap) {
+  const int driver_major = driver_version / 1000, driver_minor = driver_version % 1000 / 10;
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    const akx__nvrtc_found *f = &found[i];
+    if (below_minimum(f) || (driver_version > 0 && f->major > driver_major)) continue;
+    if (best < 0) {
+      best = i;
+      continue;
+    }
+    const akx__nvrtc_found *b = &found[best];
+    /* The driver's own major first, then the newest. */
+    const int f_own = driver_version > 0 && f->major == driver_major;
+    const int b_own = driver_version > 0 && b->major == driver_major;
+    if (f_own != b_own ? f_own : (f->major != b->major ? f->major > b->major : f->minor > b->minor)) best = i;
+  }
+  if (best >= 0) return best;
+
+  if (!why || cap == 0) return -1;
+  why[0] = '\0';
+  if (n <= 0) {
+    appendf(why, cap, "no libnvrtc was found");
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    const akx__nvrtc_found *f = &found[i];
+    appendf(why, cap, "%s%s%s is NVRTC %d.%d, ", i ? "; " : "", from_env ? "AKX_NVRTC_LIBRARY=" : "",
+            f->path, f->major, f->minor);
+    if (below_minimum(f))
+      appendf(why, cap, "older than %d.%d, the oldest that compiles libakx's kernel headers", AKX__NVRTC_MIN_MAJOR,
+              AKX__NVRTC_MIN_MINOR);
+    else
+      appendf(why, cap,
+              "newer than the driver (CUDA %d.%d), which can load neither its cubins nor its PTX "
+              "(a driver runs the code of its own CUDA major and older ones)",
+              driver_major, driver_minor);
+  }
+  if (driver_version > 0 && driver_major >= AKX__NVRTC_MIN_MAJOR) {
+    const int oldest_minor = driver_major == AKX__NVRTC_MIN_MAJOR ? AKX__NVRTC_MIN_MINOR : 0;
+    appendf(why, cap, "; %s an NVRTC of CUDA %d (%d.%d or newer)%s", from_env ? "set AKX_NVRTC_LIBRARY to" : "install",
+            driver_major, driver_major, oldest_minor, from_env ? "" : ", or set AKX_NVRTC_LIBRARY to its path");
+  }
+  else if (driver_version > 0)
+    appendf(why, cap, "; libakx needs NVRTC %d.%d or newer, and so a CUDA %d driver or newer", AKX__NVRTC_MIN_MAJOR,
+            AKX__NVRTC_MIN_MINOR, AKX__NVRTC_MIN_MAJOR);
+  else
+    appendf(why, cap, "; %s NVRTC %d.%d or newer", from_env ? "set AKX_NVRTC_LIBRARY to" : "install",
+            AKX__NVRTC_MIN_MAJOR, AKX__NVRTC_MIN_MINOR);
+  return -1;
+}
+
+/* ---- loading ---------------------------------------------------------------------------------- */
+
+/* Resolves every entry point of api.handle; 0 with api_error set when one is missing. */
 static int resolve(void) {
   static const struct { const char *name; size_t offset; } symbols[] = {
 #define SYM(field, name) {name, offsetof(nvrtc_api, field)}
@@ -119,9 +190,9 @@ static int resolve(void) {
     void *f = dlsym(api.handle, symbols[i].name);
     if (!f) {
       snprintf(api_error, sizeof api_error,
-               "NVRTC is not available: %s has no %s (NVRTC 11.2 or newer is needed); set "
+               "NVRTC is not available: %s has no %s (NVRTC %d.%d or newer is needed); set "
                "AKX_NVRTC_LIBRARY to the path of a newer libnvrtc",
-               api.path, symbols[i].name);
+               api.path, symbols[i].name, AKX__NVRTC_MIN_MAJOR, AKX__NVRTC_MIN_MINOR);
       return 0;
     }
     /* POSIX guarantees a function pointer survives the trip through void *. */
@@ -139,60 +210,110 @@ static int resolve(void) {
   return 1;
 }
 
-static int try_open(const char *path) {
-  api.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (api.handle) snprintf(api.path, sizeof api.path, "%s", path);
-  return api.handle != NULL;
+/* A library that loaded, and what it said its version is. */
+#define MAX_CANDIDATES (2 * N_LIBRARY_NAMES)
+typedef struct {
+  void *handle;
+  char path[512];
+  akx__nvrtc_found found;
+} candidate;
+
+/* Opens path and asks its version; 0 with *why (cap bytes) saying why not. A library loaded
+ * already under another name (libnvrtc.so -> libnvrtc.so.13, or the same file through the
+ * loader's search and the toolkit's directory) is the same handle: closed again, it counts once. */
+static int open_candidate(const char *path, candidate *cands, int *n, char *why, size_t cap) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(why, cap, "%s", e ? e : "no reason given");
+    return 0;
+  }
+  for (int i = 0; i < *n; i++)
+    if (cands[i].handle == h) {
+      dlclose(h);
+      return 1;
+    }
+  version_fn version = NULL;
+  void *f = dlsym(h, "nvrtcVersion");
+  memcpy(&version, &f, sizeof f);
+  int major = 0, minor = 0;
+  if (!version || version(&major, &minor) != NVRTC_OK) {
+    snprintf(why, cap, "%s has no working nvrtcVersion", path);
+    dlclose(h);
+    return 0;
+  }
+  if (*n >= MAX_CANDIDATES) { /* (the names and directories make at most this many) */
+    dlclose(h);
+    return 1;
+  }
+  candidate *c = &cands[(*n)++];
+  c->handle = h;
+  snprintf(c->path, sizeof c->path, "%s", path);
+  c->found.major = major;
+  c->found.minor = minor;
+  return 1;
 }
 
 /* Sets api_status and api_error; called once under the mutex. */
 static void load(void) {
   memset(&api, 0, sizeof api);
   api_error[0] = '\0';
+  api_status = AKX_ERROR_UNSUPPORTED;
+  candidate cands[MAX_CANDIDATES];
+  int n = 0;
+  char reason[512] = "";
   const char *env = getenv("AKX_NVRTC_LIBRARY");
-  if (env && *env) {
-    if (!try_open(env)) {
+  const int from_env = env && *env;
+  if (from_env) {
+    if (!open_candidate(env, cands, &n, reason, sizeof reason)) {
       snprintf(api_error, sizeof api_error,
-               "NVRTC is not available: dlopen of AKX_NVRTC_LIBRARY=%s failed: %s", env,
-               dlerror());
-      api_status = AKX_ERROR_UNSUPPORTED;
+               "NVRTC is not available: dlopen of AKX_NVRTC_LIBRARY=%s failed: %s", env, reason);
       return;
     }
   } else {
     char tried[768] = "";
-    const char *last_error = "";
     const char *dirs[] = {
         NULL, /* the loader's own search: LD_LIBRARY_PATH, the ld.so cache, RUNPATH */
 #ifdef AKX_CUDA_LIB_DIR
         AKX_CUDA_LIB_DIR, /* the toolkit this build was configured with */
 #endif
     };
-    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0] && !api.handle; d++) {
-      for (int i = 0; i < N_LIBRARY_NAMES && !api.handle; i++) {
+    /* Every name is tried, not the first that loads: the driver chooses among them. */
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++)
+      for (int i = 0; i < N_LIBRARY_NAMES; i++) {
         char path[512];
         if (dirs[d])
           snprintf(path, sizeof path, "%s/%s", dirs[d], library_names[i]);
         else
           snprintf(path, sizeof path, "%s", library_names[i]);
-        if (try_open(path)) break;
-        last_error = dlerror();
-        if (tried[0]) append(tried, sizeof tried, ", ");
-        append(tried, sizeof tried, path);
+        if (open_candidate(path, cands, &n, reason, sizeof reason)) continue;
+        appendf(tried, sizeof tried, "%s%s", tried[0] ? ", " : "", path);
       }
-    }
-    if (!api.handle) {
+    if (n == 0) {
       snprintf(api_error, sizeof api_error,
-               "NVRTC is not available: dlopen of %s failed: %s; set AKX_NVRTC_LIBRARY to its "
-               "path",
-               tried, last_error ? last_error : "no reason given");
-      api_status = AKX_ERROR_UNSUPPORTED;
+               "NVRTC is not available: dlopen of %s failed: %s; set AKX_NVRTC_LIBRARY to its path",
+               tried, reason[0] ? reason : "no reason given");
       return;
     }
   }
+  akx__nvrtc_found found[MAX_CANDIDATES];
+  for (int i = 0; i < n; i++) {
+    found[i] = cands[i].found;
+    found[i].path = cands[i].path;
+  }
+  char why[768];
+  const int chosen = akx__nvrtc_choose(akx__cuda_driver_version(), found, n, from_env, why, sizeof why);
+  for (int i = 0; i < n; i++)
+    if (i != chosen) dlclose(cands[i].handle);
+  if (chosen < 0) {
+    snprintf(api_error, sizeof api_error, "NVRTC is not usable: %s", why);
+    return;
+  }
+  api.handle = cands[chosen].handle;
+  snprintf(api.path, sizeof api.path, "%s", cands[chosen].path);
   if (!resolve()) {
     dlclose(api.handle);
     memset(&api, 0, sizeof api);
-    api_status = AKX_ERROR_UNSUPPORTED;
     return;
   }
   api_status = AKX_SUCCESS;
@@ -471,3 +592,4 @@ void akx__nvrtc_result_free(akx__nvrtc_result *r) {
   free(r->log);
   memset(r, 0, sizeof *r);
 }
+

@@ -4,10 +4,14 @@
  *
  * Where libnvrtc is looked for: $AKX_NVRTC_LIBRARY alone when it is set (a path; a setting
  * that does not load is an error, not a cue to pick some other NVRTC), else libnvrtc.so.13,
- * libnvrtc.so.12 and libnvrtc.so through the loader's search, then the same names in the
- * toolkit library directory this build was configured with (CMake's CUDAToolkit_LIBRARY_DIR).
- * The outcome is kept for the life of the process; every call after a failed load returns
- * AKX_ERROR_UNSUPPORTED with the sentence naming what was tried.
+ * libnvrtc.so.12, libnvrtc.so.11.2 (every NVRTC 11's soname) and libnvrtc.so through the
+ * loader's search, then the same names in the toolkit library directory this build was
+ * configured with (CMake's CUDAToolkit_LIBRARY_DIR). Each library that loads is asked its
+ * version (nvrtcVersion: an unversioned libnvrtc.so may be any major), and one is chosen by
+ * the CUDA driver's version (akx__nvrtc_choose, below); the others are closed again. The
+ * library named by $AKX_NVRTC_LIBRARY is checked by the same rule. The outcome is kept for the
+ * life of the process; every call after a failed load returns AKX_ERROR_UNSUPPORTED with the
+ * sentence naming what was tried and why each library was passed over.
  *
  * Every compile passes the library's exact-arithmetic flags first (no FMA contraction, IEEE
  * division and square root, no flush to zero: the list AKX_CUDA_EXACT_FLAGS in CMakeLists.txt,
@@ -45,6 +49,45 @@ typedef struct {
   char *log;            /* NVRTC's whole log, warnings included; "" when it said nothing */
   int arch_compiled;    /* the architecture of the image, 10*major+minor */
 } akx__nvrtc_result;
+
+/* The oldest NVRTC libakx takes: the oldest that compiles the embedded kernel headers. NVRTC
+ * 11.8 to 12.2 refuse include/akx/std.cuh's __builtin_bit_cast ("type name is not allowed");
+ * 12.3 compiles every family (bench/RESULTS.md, "The oldest NVRTC"). sm_90 alone would need
+ * 11.8. */
+#define AKX__NVRTC_MIN_MAJOR 12
+#define AKX__NVRTC_MIN_MINOR 3
+
+/* A library the loader opened, and the version its nvrtcVersion reported. */
+typedef struct {
+  const char *path;
+  int major, minor;
+} akx__nvrtc_found;
+
+/* Which NVRTC to use, given the CUDA driver's version (cudaDriverGetVersion's 1000 * major +
+ * 10 * minor, 12040 for 12.4; 0 when there is no driver) and the n libraries found: the index
+ * of the chosen one, or -1 with a sentence in why (cap bytes) saying why each was passed over.
+ * The rule, from NVIDIA's CUDA Compatibility guide:
+ *  - never an NVRTC below AKX__NVRTC_MIN_MAJOR.AKX__NVRTC_MIN_MINOR;
+ *  - never one of a newer major than the driver: a driver runs what toolkits of its own major
+ *    and older build (minor version compatibility reaches within a major only; a newer major
+ *    needs the forward-compatibility package of data-center GPUs), so a 12.x driver cannot
+ *    load NVRTC 13's cubins, nor JIT-compile its PTX (ISA 9.0);
+ *  - the driver's own major first, the newest minor of it: its cubins load under minor version
+ *    compatibility even when the minor is newer than the driver's; its PTX (made only for a
+ *    device newer than every architecture that NVRTC knows, hence from an NVRTC older than
+ *    the driver) the driver compiles;
+ *  - else the newest of an older major: drivers run older toolkits' cubins and PTX (backward
+ *    compatibility), and the architecture ladder of akx__nvrtc_compile gives a device that NVRTC
+ *    does not know the PTX of the newest architecture it does;
+ *  - with no driver (the sim, CI), the newest.
+ * from_env: the one library is $AKX_NVRTC_LIBRARY (the sentence says so). */
+int akx__nvrtc_choose(int driver_version, const akx__nvrtc_found *found, int n, int from_env,
+                      char *why, size_t cap);
+
+/* The CUDA driver's version as cudaDriverGetVersion gives it (12040 for 12.4), 0 when there is
+ * no driver or libakx was built without CUDA (src/cuda/driver_version.cu,
+ * src/nocuda/backend_cuda_stub.c). */
+int akx__cuda_driver_version(void);
 
 /* AKX_SUCCESS when libnvrtc loads (loading it on the first call), else AKX_ERROR_UNSUPPORTED
  * with akx_last_error() naming every library tried and the loader's last complaint. */

@@ -3,6 +3,7 @@
  * member is filled, so that no path through src/ can call a null pointer. */
 #include "backend.h"
 #include "error.h"
+#include "jit/nvrtc.h"
 
 static akx_status unavailable(void) {
   return akx__fail(AKX_ERROR_NO_DEVICE,
@@ -39,6 +40,9 @@ static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, 
                              void *workspace, void *arg) {
   return unavailable();
 }
+
+/* No CUDA, so no driver whose version would choose the NVRTC (src/jit/nvrtc.h). */
+int akx__cuda_driver_version(void) { return 0; }
 
 akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc,
                                      int32_t op) {

@@ -18,10 +18,16 @@
  *   that is none there, an ARGMAX dst of neither int64 nor src's dtype, ranks whose reduced
  *   dims lie in different memory orders): the same status on every rank, the faulty rank
  *   named, nothing written.
+ * - the partials' exchange keeps to the stream: no call makes a device-to-device copy or
+ *   synchronizes beyond the host round trip MPI needs (one copy of the rank's partials to the
+ *   host, one of everyone's back), counted by this program's own akx_memcpy and
+ *   akx_synchronize, which stand in for libakx's;
  * A plain MPI program, not Criterion: Criterion forks a process per test, and a fork of an MPI
  * rank cannot take part in its collectives; here every rank runs the same cases in the same
  * order, and a failed check is counted, printed with its rank, and the run goes on (a return
  * from a case would leave the other ranks waiting in a collective). */
+#define _GNU_SOURCE /* dlsym's RTLD_NEXT */
+#include <dlfcn.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
@@ -170,6 +176,29 @@ static int same_everywhere(const void *bytes, size_t n) {
   for (int q = 1; q < nranks; ++q) same &= memcmp(all, all + (size_t)q * n, n) == 0;
   free(all);
   return same;
+}
+
+/* ---- what libakx_dist asks of the stream ----------------------------------------------------- */
+/* These definitions stand in for libakx's: the dynamic linker binds libakx_dist.so's calls to
+ * the executable's, which count them and pass them on (dlsym RTLD_NEXT: libakx.so's). Every
+ * akx_memcpy synchronizes the context's stream. */
+static struct {
+  int64_t copies[3]; /* by akx_copy_kind */
+  int64_t synchronizes;
+} seen;
+
+akx_status akx_memcpy(akx_context *c, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  static akx_status (*real)(akx_context *, void *, const void *, size_t, akx_copy_kind);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "akx_memcpy");
+  if ((unsigned)k < 3) ++seen.copies[k];
+  return real(c, dst, src, bytes, k);
+}
+
+akx_status akx_synchronize(akx_context *c) {
+  static akx_status (*real)(akx_context *);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "akx_synchronize");
+  ++seen.synchronizes;
+  return real(c);
 }
 
 /* ---- host reference ------------------------------------------------------------------------- */
@@ -802,6 +831,85 @@ static void case_findall_dim_all_layouts(void) {
 
 /* ---- bad input on one rank ------------------------------------------------------------------ */
 
+/* ---- the partials' exchange stays on the stream ---------------------------------------------- */
+
+/* One call between copies_begin and copies_end: the copies it made, beside the exchanges of
+ * partials (the engine's collectives less the call's one agreement). Over MPI the partials go
+ * through the host: per exchange one copy there (it waits for the rank's partial) and one back;
+ * never a device-to-device copy (the NCCL path's exchange is all on the stream), never an
+ * akx_synchronize. */
+static akx_comm_counters_t counters_before;
+static void copies_begin(void) {
+  memset(&seen, 0, sizeof seen);
+  CALL(akx_comm_counters(comm, &counters_before));
+}
+static void copies_end(const char *what) {
+  akx_comm_counters_t c;
+  CALL(akx_comm_counters(comm, &c));
+  const uint64_t calls = c.calls - counters_before.calls;
+  const int64_t exchanges = (int64_t)(c.exchanges - counters_before.exchanges - calls);
+  CHECK(calls == 1 && exchanges == 1, "%s: %llu agreements and %lld exchanges of partials, want 1 and 1", what,
+        (unsigned long long)calls, (long long)exchanges);
+  CHECK(seen.copies[AKX_COPY_DEVICE_TO_DEVICE] == 0, "%s: %lld device-to-device copies (each synchronizes)", what,
+        (long long)seen.copies[AKX_COPY_DEVICE_TO_DEVICE]);
+  CHECK(seen.synchronizes == 0, "%s: %lld synchronizes", what, (long long)seen.synchronizes);
+  CHECK(seen.copies[AKX_COPY_DEVICE_TO_HOST] == exchanges && seen.copies[AKX_COPY_HOST_TO_DEVICE] == exchanges,
+        "%s: %lld copies to the host and %lld back for %lld exchanges, want one each way per exchange", what,
+        (long long)seen.copies[AKX_COPY_DEVICE_TO_HOST], (long long)seen.copies[AKX_COPY_HOST_TO_DEVICE],
+        (long long)exchanges);
+}
+
+/* The reductions through their built-in path (each rank's partial in the communicator's slot)
+ * and through the pieces' exchange (ARGMAX, user ops: the partial where libakx left it), into
+ * device results, each checked against the same call into a host result; the scans along
+ * split_dim, built-in and user op, against the case_scan* references' paths. */
+static void case_exchange_copies(void) {
+  local_array L = make_local(AKX_FLOAT32, 0, LAYOUT_C, 13, -1);
+  void *dev = NULL;
+  CALL(akx_malloc(ctx, &dev, 64));
+  const struct { akx_op op; int32_t split; const char *what; } reductions[] = {
+      {AKX_OP_ADD, 0, "mapreduce_all ADD (the communicator's slot)"},
+      {AKX_OP_ARGMAX, 0, "mapreduce_all ARGMAX (a piece's exchange)"},
+  };
+  for (size_t i = 0; i < sizeof reductions / sizeof reductions[0]; ++i) {
+    unsigned char on_host[16] = {0}, from_dev[16] = {0};
+    CALL(akx_mapreduce_all(comm, &L.a, reductions[i].split, AKX_MAP_IDENTITY, reductions[i].op, NULL, on_host,
+                           AKX_HOST));
+    copies_begin();
+    CALL(akx_mapreduce_all(comm, &L.a, reductions[i].split, AKX_MAP_IDENTITY, reductions[i].op, NULL, dev,
+                           AKX_DEVICE));
+    copies_end(reductions[i].what);
+    const size_t bytes = reductions[i].op == AKX_OP_ARGMAX ? 16 : 4;
+    CALL(akx_memcpy(ctx, from_dev, dev, bytes, AKX_COPY_DEVICE_TO_HOST));
+    CHECK(!memcmp(on_host, from_dev, bytes), "%s: the device result differs from the host one", reductions[i].what);
+  }
+
+  /* ARGMAX over dims {0, 2} (split_dim 0 reduced: every rank gets the whole dst). */
+  int64_t dshape[ND] = {1, GSHAPE[1], 1};
+  void *ddev = NULL;
+  CALL(akx_malloc(ctx, &ddev, (size_t)GSHAPE[1] * 8));
+  const akx_array dst = akx_array_c(ddev, AKX_INT64, ND, dshape);
+  copies_begin();
+  CALL(akx_reduce_dims_all(comm, &dst, &L.a, 0, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL));
+  copies_end("reduce_dims_all ARGMAX (a piece's exchange)");
+  akx_free(ctx, ddev);
+
+  /* Scans along split_dim 0 into a float64 copy of the shard's shape. */
+  const int64_t n = L.a.shape[0] * L.a.shape[1] * L.a.shape[2];
+  void *sdev = NULL;
+  if (n) CALL(akx_malloc(ctx, &sdev, (size_t)n * sizeof(double)));
+  const akx_array sdst = akx_array_c(sdev, AKX_FLOAT64, ND, L.a.shape);
+  copies_begin();
+  CALL(akx_scan_all(comm, &sdst, &L.a, 0, AKX_OP_ADD, 0, NULL));
+  copies_end("scan_all ADD (the communicator's slot)");
+  copies_begin();
+  CALL(akx_scan_all(comm, &sdst, &L.a, 0, affine_op, 0, NULL));
+  copies_end("scan_all of a user op (a piece's exchange)");
+  if (sdev) akx_free(ctx, sdev);
+  akx_free(ctx, dev);
+  free_local(&L);
+}
+
 static void expect_everywhere(akx_status s, akx_status want, int faulty, const char *what) {
   char named[32];
   snprintf(named, sizeof named, "rank %d", faulty);
@@ -962,6 +1070,7 @@ int main(int argc, char **argv) {
     for (int layout = 0; layout < LAYOUTS; ++layout) case_findall(split, layout);
   case_findall_dim_all_layouts();
 
+  case_exchange_copies();
   case_bad_input();
 
   akx_comm_counters_t c;

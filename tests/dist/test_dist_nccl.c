@@ -1,14 +1,38 @@
 /* libakx_dist over NCCL on one rank: a communicator from ncclCommInitAll over device 0, then
  * akx_mapreduce_all (host and device results), akx_reduce_dims_all along the split dim (ADD,
  * and ARGMAX: the pieces' path, its partials gathered by NCCL and folded by the run-time pieces
- * kernel), akx_scan_all and akx_findall_all, each against a host reference. Exits 77 (ctest: skipped) where there is no
- * CUDA device: CI compiles and links it, bench/gpu_check.sh's ctest runs it on a GPU. */
+ * kernel), akx_scan_all and akx_findall_all, each against a host reference. The exchange of
+ * partials stays on the stream: a call into device memory makes no akx_memcpy or
+ * akx_synchronize beyond the agreement record's two copies (counted by this program's own
+ * akx_memcpy and akx_synchronize, which stand in for libakx's). With two devices or more, a
+ * communicator on device 1 is refused for a context on device 0. Exits 77 (ctest: skipped)
+ * where there is no CUDA device: CI compiles and links it, bench/gpu_check.sh's ctest runs it
+ * on a GPU. */
+#define _GNU_SOURCE /* dlsym's RTLD_NEXT */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "akx.h"
 #include "akx_dist.h"
+
+/* These definitions stand in for libakx's: the dynamic linker binds libakx_dist.so's calls to
+ * the executable's, which count them and pass them on (dlsym RTLD_NEXT: libakx.so's). */
+static long copies[3], synchronizes;
+akx_status akx_memcpy(akx_context *c, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  static akx_status (*real)(akx_context *, void *, const void *, size_t, akx_copy_kind);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "akx_memcpy");
+  if ((unsigned)k < 3) ++copies[k];
+  return real(c, dst, src, bytes, k);
+}
+akx_status akx_synchronize(akx_context *c) {
+  static akx_status (*real)(akx_context *);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "akx_synchronize");
+  ++synchronizes;
+  return real(c);
+}
 
 static int failures;
 #define CHECK(cond, ...)                                     \
@@ -78,6 +102,18 @@ int main(void) {
           (long long)back[j], (long long)at);
   }
 
+  /* The same ARGMAX again, counting: the record's copy to the device and back (the call's one
+   * wait), nothing for the partials (ncclAllGather straight from the piece's partial). */
+  memset(copies, 0, sizeof copies);
+  synchronizes = 0;
+  s = akx_reduce_dims_all(comm, &d, &a, 0, AKX_MAP_IDENTITY, AKX_OP_ARGMAX, NULL);
+  CHECK(s == AKX_SUCCESS && copies[AKX_COPY_DEVICE_TO_DEVICE] == 0 && synchronizes == 0 &&
+            copies[AKX_COPY_HOST_TO_DEVICE] == 1 && copies[AKX_COPY_DEVICE_TO_HOST] == 1,
+        "reduce_dims_all ARGMAX: %ld copies to the device, %ld to the host, %ld device-to-device, %ld "
+        "synchronizes; want 1, 1, 0, 0",
+        copies[AKX_COPY_HOST_TO_DEVICE], copies[AKX_COPY_DEVICE_TO_HOST], copies[AKX_COPY_DEVICE_TO_DEVICE],
+        synchronizes);
+
   /* findall: the positions of the nonzero elements, C order. */
   akx_array ind = akx_vector(y, AKX_INT64, N);
   int64_t count = -1, total = -1, nz = 0;
@@ -107,6 +143,22 @@ int main(void) {
 
   akx_comm_destroy(comm);
   ncclCommDestroy(nc);
+
+  /* A communicator on device 1 for a context on device 0: refused, both named. */
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices >= 2) {
+    ncclComm_t pair[2];
+    int both[2] = {0, 1};
+    if (ncclCommInitAll(pair, 2, both) == ncclSuccess) {
+      akx_comm *wrong = NULL;
+      s = akx_comm_create_nccl(ctx, pair[1], &wrong);
+      CHECK(s == AKX_ERROR_INVALID_ARGUMENT && wrong == NULL &&
+                strstr(akx_last_error(), "CUDA device 1") && strstr(akx_last_error(), "CUDA device 0"),
+            "akx_comm_create_nccl with the communicator of device 1: %s", akx_status_string(s));
+      ncclCommDestroy(pair[0]);
+      ncclCommDestroy(pair[1]);
+    }
+  }
   akx_free(ctx, x);
   akx_free(ctx, y);
   akx_free(ctx, r);
