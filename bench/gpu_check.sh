@@ -30,14 +30,16 @@
 #                  with 64 and 54 KiB tiles (one kernel), 10^4 calls each, every value checked
 #                                                                      ~3-8 s       limit 15 s
 #   runtime-suite  the suite with AKX_KERNELS=runtime (every kernel from NVRTC, into a fresh
-#                  AKX_CACHE_DIR the tests share), 8 at a time, stopped by ctest's --stop-time
-#                  before the limit (the log says what ran and what was not reached): not the
-#                  ctest stage's exclusions, the sim's own files, nor the run-time compilers'
-#                  and the checks that launch nothing (RUNTIME_SUITE_EXCLUDE below)
-#                                                                      ~60-120 s    limit 70 s
+#                  AKX_CACHE_DIR the tests share), 8 at a time, the four families' files first,
+#                  stopped by ctest's --stop-time before the limit (the summary then says how
+#                  many ran): not the ctest stage's exclusions, the sim's own files, the
+#                  run-time compilers' nor the checks that launch nothing
+#                  (RUNTIME_SUITE_EXCLUDE below)
+#                                                                      ~60-120 s    limit 65 s
 #   pdl-arch80     waits for the background build, then the PDL probe against the compute_80
 #                  library: its kernels have no griddepcontrol.wait, so libakx must launch them
-#                  without programmatic serialization                  ~2-30 s      limit 25 s
+#                  without programmatic serialization (else they read the producer's output
+#                  before it is written)                               ~2-30 s      limit 25 s
 #   bench          akx-bench --backend cuda: the complete tables (the default on CUDA), akx
 #                  beside CUB and a device copy; table, CSV, JSON      ~30-50 s     limit 60 s
 #   no-pdl         akx-bench reduce scan --quick with AKX_PDL=0: plain launches, beside the
@@ -47,7 +49,7 @@
 #                                                                      ~1-3 s       limit 10 s
 #   sim-kernels    akx-bench --quick on the sim, counters per kernel   ~5 s         limit 10 s
 #   ncu            the --quick cases under Nsight Compute, beside the sim's counters
-#                  (bench/ncu_compare.py), where ncu reads counters   ~20-30 s     limit 30 s
+#                  (bench/ncu_compare.py), where ncu reads counters   ~20-30 s     limit 35 s
 # The stages that time host work (bench, no-pdl, api-calls) run after the background build is
 # over. Expected in all about 6-8 minutes; the limits add up to 580 s (checked before anything
 # runs), so a device call with timeout_s 600 always returns the summary. A stage past its limit
@@ -84,13 +86,13 @@ set -euo pipefail
 : "${AKX_GPU_CAPTURE_TIMEOUT:=20}"
 : "${AKX_GPU_LEGACY_TIMEOUT:=10}"
 : "${AKX_GPU_TWO_THREADS_TIMEOUT:=15}"
-: "${AKX_GPU_RUNTIME_SUITE_TIMEOUT:=70}"
+: "${AKX_GPU_RUNTIME_SUITE_TIMEOUT:=65}"
 : "${AKX_GPU_PDL_ARCH80_TIMEOUT:=25}"
 : "${AKX_GPU_BENCH_TIMEOUT:=60}"
 : "${AKX_GPU_NO_PDL_TIMEOUT:=15}"
 : "${AKX_GPU_API_CALLS_TIMEOUT:=10}"
 : "${AKX_GPU_SIM_TIMEOUT:=10}"
-: "${AKX_GPU_NCU_TIMEOUT:=30}"
+: "${AKX_GPU_NCU_TIMEOUT:=35}"
 # The compute_80 build of stage pdl-arch80 (see above; "80" builds the sm_80 cubin as well, at
 # twice the compile time, which an H200 never runs).
 : "${AKX_GPU_ARCH80:=80-virtual}"
