@@ -352,9 +352,10 @@ fi
 # ---- the probes (tests/cuda): what only a GPU shows ---------------------------------------------
 if [ "$tests" = ON ]; then
   step pdl-sm90 pdl-sm90.log env AKX_PDL=1 "$probes/akx_pdl_probe" 300
+  # From the build folder: the cold run makes its empty cache directory there.
   # shellcheck disable=SC2016 # $0 belongs to the inner shell
   step capture capture.log env AKX_PDL=1 bash -c \
-    '"$0/akx_capture_probe" warm 50; w=$?; "$0/akx_capture_probe" cold 20 || exit 1; exit $w' "$probes"
+    'cd "$0" && ./akx_capture_probe warm 50; w=$?; ./akx_capture_probe cold 20 || exit 1; exit $w' "$probes"
   step legacy-stream legacy-stream.log "$probes/akx_legacy_stream_probe" 20
   step two-threads-big-tiles two-threads.log "$probes/akx_two_threads_probe" 10000
 else

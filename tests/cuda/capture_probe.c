@@ -12,8 +12,8 @@
  * integers in float32: exact whatever the order).
  * Modes:
  *   warm  each call made once before the capture (the cached workspace grown), as akx.h asks;
- *   cold  AKX_KERNELS=runtime and an empty AKX_CACHE_DIR (a fresh directory unless the caller
- *         set one), a caller-owned workspace sized with the *_workspace_size queries: the first
+ *   cold  AKX_KERNELS=runtime and an empty AKX_CACHE_DIR (unless the caller set one: a fresh
+ *         directory in the working directory, removed at the end), a caller-owned workspace sized with the *_workspace_size queries: the first
  *         call inside a capture would compile with NVRTC and load a module, and must be refused
  *         with a sentence telling to make the call once before capturing, compiling nothing;
  *         the capture then ends cleanly, the calls are made once outside a capture (they
@@ -275,8 +275,14 @@ int main(int argc, char **argv) {
     /* Settings are read when a context is created: set them before. */
     setenv("AKX_KERNELS", "runtime", 1);
     if (!getenv("AKX_CACHE_DIR") || !*getenv("AKX_CACHE_DIR")) {
-      const char *tmp = getenv("TMPDIR");
-      snprintf(cache_dir, sizeof cache_dir, "%s/akx-capture-probe.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+      /* In the working directory (ctest's: the build tree), not in /tmp: a cache directory
+       * inside one that others may write is refused (docs/runtime_kernels.md). */
+      char cwd[3072];
+      if (!getcwd(cwd, sizeof cwd)) {
+        perror("getcwd");
+        return 1;
+      }
+      snprintf(cache_dir, sizeof cache_dir, "%s/akx-capture-probe.XXXXXX", cwd);
       if (!mkdtemp(cache_dir)) {
         perror("mkdtemp");
         return 1;

@@ -25,6 +25,8 @@
 #include <cstring>
 #include <vector>
 
+#include <unistd.h>
+
 #include "probe.h"
 
 namespace {
@@ -88,6 +90,23 @@ struct dtype_of<long long> {
   static constexpr const char *name = "int64";
 };
 
+// Waits for the stream at most 5 s (a run takes tens of milliseconds): a kernel launched early may also draw a ticket before the
+// call before it reset it, and then never finish (issue: "scans then hang"). A hang is reported
+// as such and ends the process, which ends its kernels.
+void wait_or_stop(cudaStream_t stream, const char *what) {
+  const double deadline = probe_now_us() + 5e6;
+  cudaError_t e;
+  while ((e = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+    if (probe_now_us() > deadline) {
+      printf("pdl_probe: FAILED: %s did not finish within 5 s: a hang\n", what);
+      fflush(stdout);
+      _exit(1);
+    }
+    usleep(100);
+  }
+  PROBE_CUDA(e);
+}
+
 enum consumer { NO_WAIT, WAIT, LIBAKX };
 const char *const consumer_name[] = {"control without the wait", "control with the wait",
                                      "akx_mapreduce"};
@@ -127,7 +146,7 @@ int run(akx_context *ctx, cudaStream_t stream, int blocks, long long n, int reps
                                     c == WAIT ? 1 : 0));
     }
   }
-  PROBE_CUDA(cudaStreamSynchronize(stream));
+  wait_or_stop(stream, consumer_name[c]);
   std::vector<Acc> got(static_cast<size_t>(reps));
   PROBE_CUDA(cudaMemcpy(got.data(), sums, size_t(reps) * sizeof(Acc), cudaMemcpyDeviceToHost));
   long long exact[kPeriod];
