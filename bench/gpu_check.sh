@@ -13,9 +13,10 @@
 #                  stage pdl-arch80 waits for it within its own       ~40-90 s of CPU
 #   sim-vs-gpu     test_sim_matches_gpu: the same calls on the GPU and on a sim context of its
 #                  profile, compared byte for byte                     ~5-15 s      limit 25 s
-#   ctest          every other test on the CUDA backend, 4 at a time, libakx_dist over NCCL on
-#                  one rank; not the random-schedule copies (the sim's shuffles: on CUDA the
-#                  same tests again) nor the probes (their own stages) ~30-50 s     limit 75 s
+#   ctest          every other test on the CUDA backend, 4 at a time (2 workers each),
+#                  libakx_dist over NCCL on one rank; not the random-schedule copies (the sim's
+#                  shuffles: on CUDA the same tests again) nor the probes (their own stages)
+#                                                                      ~30-50 s     limit 75 s
 #   pdl-sm90       tests/cuda/pdl_probe.cu against this build: a producer that triggers PDL at
 #                  its start and writes after 100 us, then akx_mapreduce of its output on the
 #                  context's stream: every sum exact                   ~2-4 s       limit 10 s
@@ -30,10 +31,10 @@
 #                  with 64 and 54 KiB tiles (one kernel), 10^4 calls each, every value checked
 #                                                                      ~3-8 s       limit 15 s
 #   runtime-suite  the suite with AKX_KERNELS=runtime (every kernel from NVRTC, into a fresh
-#                  AKX_CACHE_DIR the tests share), 8 at a time, the four families' files first,
-#                  stopped by ctest's --stop-time before the limit (the summary then says how
-#                  many ran): not the ctest stage's exclusions, the sim's own files, the
-#                  run-time compilers' nor the checks that launch nothing
+#                  AKX_CACHE_DIR the tests share), 8 at a time (2 workers each), the four
+#                  families' files first, stopped by ctest's --stop-time before the limit (the
+#                  summary then says how many ran): not the ctest stage's exclusions, the sim's
+#                  own files, the run-time compilers' nor the checks that launch nothing
 #                  (RUNTIME_SUITE_EXCLUDE below)
 #                                                                      ~60-120 s    limit 65 s
 #   pdl-arch80     waits for the background build, then the PDL probe against the compute_80
@@ -337,12 +338,12 @@ fi
 # Among them: test_complex_abs holds the GPU's complex ABS to include/akx/hypot.cuh's bits;
 # kernel_resources reads the sm_90 build's registers and spills (cuobjdump, from the toolkit);
 # test_cuda_api_calls bounds the CUDA API calls of a warm call. Not CTEST_EXCLUDE (above).
-# Criterion runs one worker per core in each test program: 4 programs at once, 4 workers each
-# (every worker opens its own CUDA context).
+# 4 programs at once, each with the 2 Criterion workers its ctest entry asks for (--jobs 2,
+# which CRITERION_JOBS does not override); every worker opens its own CUDA context.
 if [ "$tests" = ON ]; then
   limit=$(limit_of ctest)
   step ctest ctest.log \
-    env AKX_BACKEND=cuda CRITERION_JOBS=4 ctest --test-dir "$build" --output-on-failure -j 4 \
+    env AKX_BACKEND=cuda ctest --test-dir "$build" --output-on-failure -j 4 \
     --timeout $((limit - 10)) --stop-time "$(stop_time $((limit - 8)))" -E "$CTEST_EXCLUDE"
   ctest_note ctest ctest.log "$(ctest_count -E "$CTEST_EXCLUDE")"
 else
@@ -374,7 +375,7 @@ if [ "$tests" = ON ]; then
   [ "$dry_run" = 1 ] || { rm -rf "$runtime_cache" && mkdir -m 700 "$runtime_cache"; }
   # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
   step runtime-suite runtime-suite.log \
-    env AKX_BACKEND=cuda AKX_KERNELS=runtime AKX_CACHE_DIR="$runtime_cache" CRITERION_JOBS=2 bash -c \
+    env AKX_BACKEND=cuda AKX_KERNELS=runtime AKX_CACHE_DIR="$runtime_cache" bash -c \
     'first_re=$0 exclude_re=$1; shift; ctest "$@" -R "$first_re"; rc=$?; ctest "$@" -E "$first_re|$exclude_re" || rc=1; exit $rc' \
     "$RUNTIME_SUITE_FIRST" "$RUNTIME_SUITE_EXCLUDE" --test-dir "$build" --output-on-failure -j 8 \
     --timeout $((limit - 10)) --stop-time "$(stop_time $((limit - 8)))"
