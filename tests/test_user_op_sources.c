@@ -390,3 +390,29 @@ Test(user_op_sources, an_accumulator_aligned_above_16_is_refused) {
   cr_assert_eq(info.acc_align, 16);
   cr_assert_eq(info.acc_size, 32);
 }
+
+/* ---- the refusal's sentence, from a compiler's first error line --------------------------------- */
+
+Test(user_op_sources, the_refusal_names_acc_type_a_rule_or_the_first_error) {
+  static const struct {
+    const char *first_line, *starts;
+  } rows[] = {
+      {"acc_type:1:1: error: 'Nope' does not name a type", "desc->acc_type is not a type desc->source declares (cc): acc_type:1:1"},
+      {"acc_type(1): error: identifier \"Nope\" is undefined", "desc->acc_type is not a type desc->source declares (cc): acc_type(1)"},
+      {"akx_user_op_rules:12:3: error: static assertion failed: akx rule: identity: source declares no function z()",
+       "identity: source declares no function z()"},
+      {"akx_user_op_rules(12): error: static assertion failed with \"akx rule: combine: f(Acc a, Acc b) must return Acc (double)\"",
+       "combine: f(Acc a, Acc b) must return Acc (double)"},
+      {"user_op.cpp:3:46: error: expected primary-expression before ';' token",
+       "desc->source does not compile (cc): user_op.cpp:3:46: error: expected"},
+      /* A file of the user's named like the accumulator's is not it. */
+      {"my_acc_type.h(2): error: x", "desc->source does not compile (cc): my_acc_type.h(2)"},
+  };
+  for (size_t k = 0; k < sizeof rows / sizeof rows[0]; ++k) {
+    cr_assert_eq(akx__user_op_refusal("cc", rows[k].first_line), AKX_ERROR_INVALID_ARGUMENT);
+    cr_assert(strncmp(akx_last_error(), rows[k].starts, strlen(rows[k].starts)) == 0, "%s\n-> %s\nwant %s...",
+              rows[k].first_line, akx_last_error(), rows[k].starts);
+    if (strstr(rows[k].starts, "must return") || strstr(rows[k].starts, "declares no"))
+      cr_assert_eq(strlen(akx_last_error()), strlen(rows[k].starts), "the rule alone: %s", akx_last_error());
+  }
+}

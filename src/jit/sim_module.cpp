@@ -86,8 +86,8 @@ pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 toolchain *chain = nullptr;
 
 // Where the sim writes while it compiles and loads, best first: the kernel cache's directory
-// while it is in use (private to the user, checked by src/jit/cache.c, and on a file system
-// that lets its files be mapped executable, which a noexec /tmp does not), then $TMPDIR when
+// while it is in use (private to the user, checked by src/jit/cache.c, and usually on a file
+// system that maps code, which a noexec /tmp does not), then $TMPDIR when
 // it names a directory this process can write and search, then /tmp. A $TMPDIR that is not
 // usable is passed over, as GCC's own choice of a temporary directory passes it over.
 std::vector<std::string> scratch_dirs() {

@@ -437,12 +437,11 @@ akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int fami
   akx_status s = akx__sim_module_open(name, text, &op->desc, &dl);
   free(text);
   if (s == AKX_SUCCESS && op->arg_of < 0) {
-    const akx_dtype check_dst = family == AKX__FAMILY_SCAN || dst != AKX_DTYPE_AUTO ? dst : AKX_DTYPE_AUTO;
-    s = check_text(op, src, check_dst, &text);
+    s = check_text(op, src, dst, &text);
     if (s == AKX_SUCCESS) {
       char what[160];
       snprintf(what, sizeof what, "user op %d on %s sources%s%s: ", (int)op->id, akx_dtype_name(src),
-               check_dst == AKX_DTYPE_AUTO ? "" : " into ", check_dst == AKX_DTYPE_AUTO ? "" : akx_dtype_name(check_dst));
+               dst == AKX_DTYPE_AUTO ? "" : " into ", dst == AKX_DTYPE_AUTO ? "" : akx_dtype_name(dst));
       s = nvrtc_check(text, what);
       free(text);
     }
