@@ -40,8 +40,8 @@ struct has_identity<F, std::void_t<decltype(F::identity())>> : std::true_type {}
 // A functor with a neutral element, as an op of include/akx/ops.cuh.
 template <class F>
 struct functor_op {
-  template <class U> AKX_HD static U identity() { return F::identity(); }
-  template <class U> AKX_HD static U apply(U a, U b) { return F{}(a, b); }
+  template <class U> AKX_HD_INLINE static U identity() { return F::identity(); }
+  template <class U> AKX_HD_INLINE static U apply(U a, U b) { return F{}(a, b); }
 };
 
 // Optional partials for a functor without one.
@@ -52,8 +52,8 @@ struct optional {
 };
 template <class F, class T>
 struct optional_op {
-  template <class U> AKX_HD static U identity() { return U{T{}, 0u}; }
-  template <class U> AKX_HD static U apply(U a, U b) {
+  template <class U> AKX_HD_INLINE static U identity() { return U{T{}, 0u}; }
+  template <class U> AKX_HD_INLINE static U apply(U a, U b) {
     if (!a.valid) return b;
     if (!b.valid) return a;
     return U{F{}(a.v, b.v), 1u};
@@ -66,11 +66,11 @@ struct functor_traits {
   using Acc = typename std::conditional<neutral, T, optional<T>>::type;
   using Op = typename std::conditional<neutral, functor_op<F>, optional_op<F, T>>::type;
   using S = typename std::conditional<Segmented, seg_scan<Op, Acc>, plain_scan<Op, Acc>>::type;
-  AKX_HD static Acc lift(const T &x) {
+  AKX_HD_INLINE static Acc lift(const T &x) {
     if constexpr (neutral) return x;
     else return Acc{x, 1u};
   }
-  AKX_HD static T lower(const Acc &a) {
+  AKX_HD_INLINE static T lower(const Acc &a) {
     if constexpr (neutral) return a;
     else return a.v;
   }

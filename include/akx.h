@@ -448,12 +448,21 @@ akx_status akx_context_run(akx_context *ctx, size_t workspace_bytes,
 
 /* An operator written in C++ source, compiled at run time (NVRTC on CUDA, the host C++
  * compiler on the sim: docs/runtime_kernels.md) into the same kernels as the built-in ops.
- * source: C++ that both nvcc/NVRTC and the host compiler accept. No includes are needed:
- *   libakx provides AKX_HD (mark every function AKX_HD), the <stdint.h> types,
+ * source: C++ that both nvcc/NVRTC and the host compiler accept. No includes are needed (nor
+ *   taken: NVRTC has no system headers): libakx provides AKX_HD, the <stdint.h> types,
  *   akx::float16 and akx::bfloat16 (converting to and from float) and akx::complex<T>
- *   (members re, im): the C++ types of the dtypes that map's S and store's D take.
+ *   (members re, im): the C++ types of the dtypes that map's S and store's D take. Mark every
+ *   function AKX_HD, an attribute only (__host__ __device__ on CUDA, as CUB's
+ *   _CCCL_HOST_DEVICE; nothing on the sim): `AKX_HD inline` and CUDA's own spellings
+ *   (`__host__ __device__ inline`, `__forceinline__`) compile on both. Functions need not be
+ *   inline: each op's kernels are a unit of their own, so two ops may define the same names.
+ *   On the sim, where libnvrtc loads (any machine with the CUDA toolkit), the source is also
+ *   compiled with NVRTC as a GPU would compile it (at create; and its map and store for each
+ *   source and dst dtype at their first call), and what NVRTC refuses (an #include, a host-only
+ *   call such as system(), an unmarked function) is refused with NVRTC's first error; its
+ *   verdict is kept in the kernel cache. Where libnvrtc does not load, that check is skipped.
  * acc_type: the accumulator's C++ type: "double", or a struct defined in source; trivially
- *   copyable, at most 32 bytes.
+ *   copyable, at most 32 bytes, aligned to at most 16.
  * combine: the name of `Acc combine(Acc a, Acc b)`: associative; a is the earlier operand.
  *   Scans keep operand order (a non-commutative op scans right). Reductions (akx_mapreduce,
  *   akx_reduce_dims) may combine in any order, as CUB's DeviceReduce: their op must also be
@@ -489,11 +498,15 @@ typedef struct {
  *   - akx_reduce_dims and akx_scan convert with store (or D(a)) into dst's dtype.
  * Kernels for each (family, source dtype, dst dtype) are compiled on first use and cached in
  * memory and on disk (docs/runtime_kernels.md). A compile error is AKX_ERROR_INVALID_ARGUMENT
- * with its first error line (line number included) in akx_last_error() and the whole log in
- * akx_last_compile_log(); a source that breaks a rule the compiler can check (an accumulator
- * over 32 bytes or not trivially copyable, a missing function, a wrong signature) is refused
- * with a sentence naming the rule. No compiler (the sim's host compiler, or libnvrtc on
- * CUDA): AKX_ERROR_UNSUPPORTED. *op is written on success only. */
+ * with its first error line in akx_last_error() and the compiler's whole output in
+ * akx_last_compile_log(), where the source's lines are quoted and numbered as the caller
+ * numbers them (file "user_op.cpp", line 1 the source's first); an acc_type that names no type
+ * is reported at acc_type ("acc_type:1", or NVRTC's "acc_type(1)"). A source that breaks a
+ * rule the compiler can check (an accumulator over 32 bytes or not trivially copyable, a
+ * missing function, a wrong signature) is refused with a sentence naming the rule; an
+ * accumulator aligned to more than 16 bytes with one naming acc_type and its alignment. No
+ * compiler (the sim's host compiler, or libnvrtc on CUDA): AKX_ERROR_UNSUPPORTED. *op is
+ * written on success only. */
 akx_status akx_user_op_create(akx_context *ctx, const akx_user_op_desc *desc, akx_op *op);
 /* Forgets a user op of ctx (its compiled kernels stay cached); the value is not reused.
  * AKX_ERROR_INVALID_ARGUMENT for a value that is not a live user op of ctx. */
@@ -509,8 +522,10 @@ typedef struct {
  * dtype ARGMIN/ARGMAX take. */
 akx_status akx_user_op_info(const akx_context *ctx, akx_op op, akx_user_op_info_t *info);
 
-/* The whole compiler log of the calling thread's last failed akx_user_op_create ("" when
- * none failed). Thread-local; valid until that thread's next akx_user_op_create. */
+/* The whole compiler log of the calling thread's last failed akx_user_op_create, or of the
+ * last call refused because a user op's kernels did not compile ("" when none failed). The
+ * host compiler's log or NVRTC's. Thread-local; valid until that thread's next
+ * akx_user_op_create. */
 const char *akx_last_compile_log(void);
 
 /* The process's run-time kernel cache (docs/runtime_kernels.md): compiles run, calls served

@@ -7,7 +7,7 @@
 namespace akx {
 
 template <class T>
-AKX_HD T bitcast_(const void *p) {
+AKX_HD_INLINE T bitcast_(const void *p) {
   if constexpr (is_same<T, bool>::value) {  // a caller's bool is any byte: nonzero true
     unsigned char b;
     memcpy(&b, p, 1);
@@ -22,7 +22,7 @@ AKX_HD T bitcast_(const void *p) {
 // Rounds a double to a binary format with MANT explicit mantissa bits and exponent bias
 // BIAS (float16: 10, 15; bfloat16: 7, 127), nearest even, with subnormals, inf and NaN.
 template <int MANT, int BIAS>
-AKX_HD uint16_t round_to_small_float(double d) {
+AKX_HD_INLINE uint16_t round_to_small_float(double d) {
   const uint64_t b = bitcast_<uint64_t>(&d);
   const uint16_t sign = (uint16_t)((b >> 63) << 15);
   const int exp = (int)((b >> 52) & 0x7ff);
@@ -51,7 +51,7 @@ AKX_HD uint16_t round_to_small_float(double d) {
 // significant bits than a double: going through double rounds twice (2^60 + 2^52 + 1 becomes
 // the tie 2^60 + 2^52, which then rounds to even, down; the value itself rounds up).
 template <int MANT, int BIAS, class I>
-AKX_HD uint16_t round_int_to_small_float(I x) {
+AKX_HD_INLINE uint16_t round_int_to_small_float(I x) {
   bool negative = false;
   if constexpr (is_signed<I>::value) negative = x < 0;
   uint64_t m = negative ? 0 - (uint64_t)x : (uint64_t)x;
@@ -79,7 +79,7 @@ AKX_HD uint16_t round_int_to_small_float(I x) {
   return (uint16_t)(sign | ((uint16_t)ebits << MANT) | (uint16_t)(m & ((1u << MANT) - 1)));
 }
 
-AKX_HD float f16_to_float(f16 h) {
+AKX_HD_INLINE float f16_to_float(f16 h) {
   const uint32_t s = (uint32_t)(h.bits >> 15) << 31, e = (h.bits >> 10) & 0x1f, m = h.bits & 0x3ff;
   uint32_t bits;
   if (e == 0x1f) {
@@ -92,12 +92,12 @@ AKX_HD float f16_to_float(f16 h) {
   }
   return bitcast_<float>(&bits);
 }
-AKX_HD float bf16_to_float(bf16 h) {
+AKX_HD_INLINE float bf16_to_float(bf16 h) {
   const uint32_t bits = (uint32_t)h.bits << 16;
   return bitcast_<float>(&bits);
 }
-AKX_HD f16 double_to_f16(double d) { return f16{round_to_small_float<10, 15>(d)}; }
-AKX_HD bf16 double_to_bf16(double d) { return bf16{round_to_small_float<7, 127>(d)}; }
+AKX_HD_INLINE f16 double_to_f16(double d) { return f16{round_to_small_float<10, 15>(d)}; }
+AKX_HD_INLINE bf16 double_to_bf16(double d) { return bf16{round_to_small_float<7, 127>(d)}; }
 
 // ---- what a value is, for conversion ----------------------------------------------------------
 template <class T> struct real_of { using type = T; };
@@ -105,9 +105,9 @@ template <> struct real_of<f16> { using type = float; };
 template <> struct real_of<bf16> { using type = float; };
 template <class R> struct real_of<cplx<R>> { using type = R; };
 
-template <class T> AKX_HD auto widen(T x) { return x; }
-AKX_HD float widen(f16 x) { return f16_to_float(x); }
-AKX_HD float widen(bf16 x) { return bf16_to_float(x); }
+template <class T> AKX_HD_INLINE auto widen(T x) { return x; }
+AKX_HD_INLINE float widen(f16 x) { return f16_to_float(x); }
+AKX_HD_INLINE float widen(bf16 x) { return bf16_to_float(x); }
 
 template <class T> constexpr bool is_cplx_v = false;
 template <class R> constexpr bool is_cplx_v<cplx<R>> = true;
@@ -115,7 +115,7 @@ template <class T> constexpr bool is_small_float_v = is_same<T, f16>::value || i
 template <class T> constexpr bool is_real_float_v = is_floating_point<T>::value || is_small_float_v<T>;
 
 template <class T>
-AKX_HD bool is_nonzero(T x) {
+AKX_HD_INLINE bool is_nonzero(T x) {
   if constexpr (is_cplx_v<T>) return x.re != 0 || x.im != 0;
   else if constexpr (is_small_float_v<T>) return (x.bits & 0x7fff) != 0;  // -0 is zero
   else return x != 0;
@@ -123,7 +123,7 @@ AKX_HD bool is_nonzero(T x) {
 
 // A real value (already widened: bool, an integer, float or double) to a real type.
 template <class To, class From>
-AKX_HD To real_to(From x) {
+AKX_HD_INLINE To real_to(From x) {
   if constexpr (is_same<To, bool>::value) {
     return x != 0;
   } else if constexpr (is_same<To, f16>::value && is_integral<From>::value) {
@@ -151,7 +151,7 @@ AKX_HD To real_to(From x) {
 // Any element type to any element type: complex -> real keeps the real part,
 // real -> complex has a zero imaginary part, anything -> bool is x != 0.
 template <class To, class From>
-AKX_HD To cvt(From x) {
+AKX_HD_INLINE To cvt(From x) {
   if constexpr (is_same<To, From>::value) {
     return x;
   } else if constexpr (is_same<To, bool>::value) {

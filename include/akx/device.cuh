@@ -109,7 +109,13 @@ AKX_CONSTEXPR kernel_info with_loads_in_flight(kernel_info k, int batch, int32_t
 #include <cuda_runtime.h>
 #endif
 #define AKX_DEVICE __device__ __forceinline__
-#define AKX_HD __host__ __device__ __forceinline__
+// The library's own host-device functions: defined in headers, so inline on every backend,
+// and forced inline on CUDA (the prebuilt kernels were built and measured so).
+#define AKX_HD_INLINE __host__ __device__ __forceinline__
+// The mark of a user's host-device function (a user op's source, a functor for
+// include/akx.cuh): an attribute only, as CUB's _CCCL_HOST_DEVICE is, so that `AKX_HD inline`
+// and CUDA's own `__host__ __device__ inline` compile alike.
+#define AKX_HD __host__ __device__
 // A helper kept out of line: one copy per translation unit serves every kernel that calls it
 // (the finishing step's switch over 15 dst dtypes, called once per block).
 #define AKX_DEVICE_OUTLINE __device__ __noinline__

@@ -13,7 +13,7 @@
 
 namespace akx {
 
-AKX_HD int clz64(uint64_t x) {
+AKX_HD_INLINE int clz64(uint64_t x) {
 #if defined(__CUDA_ARCH__)
   return __clzll((long long)x);
 #else
@@ -22,7 +22,7 @@ AKX_HD int clz64(uint64_t x) {
 }
 
 // n / d for d > 0.
-AKX_HD uint64_t udiv64(uint64_t n, uint64_t d) {
+AKX_HD_INLINE uint64_t udiv64(uint64_t n, uint64_t d) {
   if (((n | d) >> 32) == 0) return (uint32_t)n / (uint32_t)d;
   if (n < d) return 0;
   // d's top bit under n's, then one quotient bit per step (d << s <= n cannot overflow).
@@ -40,13 +40,13 @@ AKX_HD uint64_t udiv64(uint64_t n, uint64_t d) {
 }
 
 // Quotient of a non-negative index by a positive extent.
-AKX_HD int64_t idiv(int64_t n, int64_t d) { return (int64_t)udiv64((uint64_t)n, (uint64_t)d); }
+AKX_HD_INLINE int64_t idiv(int64_t n, int64_t d) { return (int64_t)udiv64((uint64_t)n, (uint64_t)d); }
 // ceil(n / d), n >= 0, d > 0.
-AKX_HD int64_t idiv_up(int64_t n, int64_t d) { return n == 0 ? 0 : idiv(n - 1, d) + 1; }
+AKX_HD_INLINE int64_t idiv_up(int64_t n, int64_t d) { return n == 0 ? 0 : idiv(n - 1, d) + 1; }
 
 // Offset of index i of an n-dim index space (innermost dim last, varying fastest): the digits
 // of i in the mixed radix `shape`, times `stride`.
-AKX_HD int64_t mixed_radix_offset(int64_t i, int32_t n, const int64_t *shape, const int64_t *stride) {
+AKX_HD_INLINE int64_t mixed_radix_offset(int64_t i, int32_t n, const int64_t *shape, const int64_t *stride) {
   if (n <= 0) return 0;
   if (n == 1) return i * stride[0];
   int64_t off = 0;

@@ -29,7 +29,7 @@ template <class T> constexpr akx_dtype dtype_v = dtype_of_type<T>::value;
 
 // Bytes of an element of dtype t (0 for anything else): the kernels' own akx_dtype_size,
 // which a run-time module cannot import from libakx.
-AKX_HD constexpr size_t dtype_bytes(int32_t t) {
+AKX_HD_INLINE constexpr size_t dtype_bytes(int32_t t) {
 #define AKX_X_(D, T, N, S) if (t == D) return S;
   AKX_DTYPE_LIST(AKX_X_)
 #undef AKX_X_

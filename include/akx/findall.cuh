@@ -49,7 +49,7 @@ struct findall_policy {
     if (last) gst(&head->count, total_count);
   }
 
-  AKX_HD static findall_policy from_plan(const akx__findall_plan &p) {
+  AKX_HD_INLINE static findall_policy from_plan(const akx__findall_plan &p) {
     findall_policy pol;
     pol.src = static_cast<const Src *>(p.src);
     pol.map = p.src_map;

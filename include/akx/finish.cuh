@@ -13,7 +13,7 @@ namespace akx {
 // dst's previous value comes by value with a flag, not by pointer: a pointer to a local puts
 // it in local memory (a stack frame in every reduction kernel, include/akx/kernel_resources.inc).
 template <class Op, class Acc>
-AKX_HD Acc finish_value(Acc v, const akx__finish &f, bool has_previous, Acc previous) {
+AKX_HD_INLINE Acc finish_value(Acc v, const akx__finish &f, bool has_previous, Acc previous) {
   // Nothing was combined: the kernel's v is the identity (-0.0 for a float ADD), the result
   // the op's empty value (+0.0), unless init or a previous value takes its place.
   if (f.empty && !f.has_init && !has_previous) return empty_value<Op, Acc>();

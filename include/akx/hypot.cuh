@@ -45,14 +45,14 @@ struct hypot_constants<double> {
 // a*a - sq exactly, where sq is a*a rounded (Dekker's product of a with itself; a's halves
 // from Veltkamp's split carry p/2 bits each, so every product below is exact).
 template <class R>
-AKX_HD R square_error(R a, R sq) {
+AKX_HD_INLINE R square_error(R a, R sq) {
   const R c = hypot_constants<R>::split * a;
   const R hi = c - (c - a), lo = a - hi;
   return ((hi * hi - sq) + 2 * hi * lo) + lo * lo;
 }
 
 template <class R>
-AKX_HD R hypot_of(R x, R y) {
+AKX_HD_INLINE R hypot_of(R x, R y) {
   static_assert(is_same<R, float>::value || is_same<R, double>::value,
                 "hypot_of<float> or hypot_of<double>");
   using K = hypot_constants<R>;

@@ -33,7 +33,7 @@ struct op_key<Op, void_t<decltype(Op::id)>> {
 
 #if defined(__CUDACC__)
 template <class Src, class Dst, class Acc, class Op>
-AKX_HD constexpr kernel_info resourced(const kernel_info &info) { return info; }
+AKX_HD_INLINE constexpr kernel_info resourced(const kernel_info &info) { return info; }
 #else
 struct kernel_resources_row {
   const char *function;

@@ -52,13 +52,13 @@ struct lookback_status {
   uint32_t *flags;  // tiles
   T *nodes;         // tiles, 16-byte aligned
 
-  AKX_HD static size_t bytes(int64_t tiles) {
+  AKX_HD_INLINE static size_t bytes(int64_t tiles) {
     return nodes_offset(tiles) + (size_t)tiles * sizeof(T);
   }
-  AKX_HD static size_t nodes_offset(int64_t tiles) {
+  AKX_HD_INLINE static size_t nodes_offset(int64_t tiles) {
     return (sizeof(lookback_header) + (size_t)tiles * 4 + 15) / 16 * 16;
   }
-  AKX_HD static lookback_status at(void *ws, int64_t tiles) {
+  AKX_HD_INLINE static lookback_status at(void *ws, int64_t tiles) {
     char *b = static_cast<char *>(ws);
     return lookback_status{reinterpret_cast<lookback_header *>(b),
                            reinterpret_cast<uint32_t *>(b + sizeof(lookback_header)),
@@ -87,7 +87,7 @@ void scan_init(H *head, uint32_t *flags, int64_t tiles) {
   for (int64_t i = i0; i < tiles; i += (int64_t)gridDim.x * blockDim.x) gst(flags + i, 0u);
 }
 
-AKX_HD int popcount64(uint64_t x) {
+AKX_HD_INLINE int popcount64(uint64_t x) {
   int c = 0;
   while (x) { x &= x - 1; ++c; }
   return c;
@@ -106,7 +106,7 @@ struct lookback_release_acquire {
 // one). A parameter so that tests/test_lookback.cpp can plant a check that takes an earlier
 // call's node.
 struct lookback_epoch_exact {
-  AKX_HD static bool current(uint32_t flag, uint32_t epoch) { return flag == epoch; }
+  AKX_HD_INLINE static bool current(uint32_t flag, uint32_t epoch) { return flag == epoch; }
 };
 
 // Called by all 32 lanes of warp 0 of the block scanning tile t of the call with `epoch`, with

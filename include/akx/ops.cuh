@@ -12,12 +12,12 @@ namespace akx {
 
 // ---- arithmetic that wraps on integers and rounds 16-bit floats once per operation --------
 template <class T>
-AKX_HD T wrap_add(T a, T b) {
+AKX_HD_INLINE T wrap_add(T a, T b) {
   using U = typename make_unsigned<T>::type;
   return (T)(U)((U)a + (U)b);
 }
 template <class T>
-AKX_HD T wrap_mul(T a, T b) {
+AKX_HD_INLINE T wrap_mul(T a, T b) {
   using U = typename make_unsigned<T>::type;
   // Multiply in at least 32-bit unsigned: uint16 * uint16 would promote to signed int and overflow.
   using W = typename conditional<(sizeof(U) < 4), uint32_t, U>::type;
@@ -25,21 +25,21 @@ AKX_HD T wrap_mul(T a, T b) {
 }
 
 template <class T>
-AKX_HD T lowest_of() {
+AKX_HD_INLINE T lowest_of() {
   if constexpr (is_same<T, f16>::value) return f16{0xfc00};
   else if constexpr (is_same<T, bf16>::value) return bf16{0xff80};
   else if constexpr (is_floating_point<T>::value) return -numeric_limits<T>::infinity();
   else return numeric_limits<T>::lowest();
 }
 template <class T>
-AKX_HD T highest_of() {
+AKX_HD_INLINE T highest_of() {
   if constexpr (is_same<T, f16>::value) return f16{0x7c00};
   else if constexpr (is_same<T, bf16>::value) return bf16{0x7f80};
   else if constexpr (is_floating_point<T>::value) return numeric_limits<T>::infinity();
   else return numeric_limits<T>::max();
 }
 template <class T>
-AKX_HD bool is_nan(T x) {
+AKX_HD_INLINE bool is_nan(T x) {
   if constexpr (is_real_float_v<T>) { auto w = widen(x); return w != w; }
   else return false;
 }
@@ -51,13 +51,13 @@ AKX_HD bool is_nan(T x) {
 // exclusive scan's empty prefix use.
 struct op_add {
   static constexpr akx_op id = AKX_OP_ADD;
-  template <class T> AKX_HD static T identity() {
+  template <class T> AKX_HD_INLINE static T identity() {
     if constexpr (is_same<T, f16>::value || is_same<T, bf16>::value) return T{0x8000};
     else if constexpr (is_cplx_v<T>) return T{-0.0, -0.0};
     else if constexpr (is_floating_point<T>::value) return T(-0.0);
     else return cvt<T>(0);
   }
-  template <class T> AKX_HD static T apply(T a, T b) {
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) {
     if constexpr (is_same<T, bool>::value) return a || b;  // never an ADD accumulator; kept total
     else if constexpr (is_cplx_v<T>) return T{a.re + b.re, a.im + b.im};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) + widen(b));
@@ -72,15 +72,15 @@ struct is_add_op : false_type {};
 template <class Op>
 struct is_add_op<Op, void_t<decltype(Op::id)>> : bool_constant<Op::id == AKX_OP_ADD> {};
 template <class Op, class T>
-AKX_HD T empty_value() {
+AKX_HD_INLINE T empty_value() {
   if constexpr (is_add_op<Op>::value) return cvt<T>(0);
   else return Op::template identity<T>();
 }
 
 struct op_mul {
   static constexpr akx_op id = AKX_OP_MUL;
-  template <class T> AKX_HD static T identity() { return cvt<T>(1); }
-  template <class T> AKX_HD static T apply(T a, T b) {
+  template <class T> AKX_HD_INLINE static T identity() { return cvt<T>(1); }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) {
     if constexpr (is_same<T, bool>::value) return a && b;  // SQUARE of a bool
     else if constexpr (is_cplx_v<T>) return T{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
     else if constexpr (is_small_float_v<T>) return cvt<T>(widen(a) * widen(b));
@@ -91,8 +91,8 @@ struct op_mul {
 // MIN/MAX propagate NaN (numpy.minimum, Julia's min): a NaN operand wins.
 struct op_min {
   static constexpr akx_op id = AKX_OP_MIN;
-  template <class T> AKX_HD static T identity() { return highest_of<T>(); }
-  template <class T> AKX_HD static T apply(T a, T b) {
+  template <class T> AKX_HD_INLINE static T identity() { return highest_of<T>(); }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     return widen(b) < widen(a) ? b : a;
@@ -100,8 +100,8 @@ struct op_min {
 };
 struct op_max {
   static constexpr akx_op id = AKX_OP_MAX;
-  template <class T> AKX_HD static T identity() { return lowest_of<T>(); }
-  template <class T> AKX_HD static T apply(T a, T b) {
+  template <class T> AKX_HD_INLINE static T identity() { return lowest_of<T>(); }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     return widen(a) < widen(b) ? b : a;
@@ -110,21 +110,21 @@ struct op_max {
 // Bit ops: bitwise on integers, logical on bool (whose operands are 0/1).
 struct op_and {
   static constexpr akx_op id = AKX_OP_AND;
-  template <class T> AKX_HD static T identity() {
+  template <class T> AKX_HD_INLINE static T identity() {
     if constexpr (is_same<T, bool>::value) return true;
     else return (T)~(T)0;
   }
-  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a & b); }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) { return (T)(a & b); }
 };
 struct op_or {
   static constexpr akx_op id = AKX_OP_OR;
-  template <class T> AKX_HD static T identity() { return (T)0; }
-  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a | b); }
+  template <class T> AKX_HD_INLINE static T identity() { return (T)0; }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) { return (T)(a | b); }
 };
 struct op_xor {
   static constexpr akx_op id = AKX_OP_XOR;
-  template <class T> AKX_HD static T identity() { return (T)0; }
-  template <class T> AKX_HD static T apply(T a, T b) { return (T)(a ^ b); }
+  template <class T> AKX_HD_INLINE static T identity() { return (T)0; }
+  template <class T> AKX_HD_INLINE static T apply(T a, T b) { return (T)(a ^ b); }
 };
 
 // The op dispatch list, AKX_OP_LIST (X(enum, functor, name)): include/akx/op_list.h.
@@ -132,14 +132,14 @@ struct op_xor {
 // ---- maps: source element -> accumulator ----------------------------------------------------
 struct map_identity {
   static constexpr akx_map id = AKX_MAP_IDENTITY;
-  template <class Acc, class Src> AKX_HD static Acc apply(Src x) { return cvt<Acc>(x); }
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(Src x) { return cvt<Acc>(x); }
 };
 // |x| of the converted value (int8 -128 in an int64 accumulator is 128); for complex, the
 // modulus in the accumulator's precision, by include/akx/hypot.cuh (the same bits on the GPU and
 // the sim; CUDA's hypot and glibc's differ).
 struct map_abs {
   static constexpr akx_map id = AKX_MAP_ABS;
-  template <class Acc, class Src> AKX_HD static Acc apply(Src x) {
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(Src x) {
     if constexpr (is_cplx_v<Src>) {
       using W = decltype(widen(typename real_of<Acc>::type{}));
       return cvt<Acc>(hypot_w<W>(x));
@@ -151,12 +151,12 @@ struct map_abs {
       else return v;
     }
   }
-  template <class W, class C> AKX_HD static W hypot_w(C x) { return hypot_of<W>((W)x.re, (W)x.im); }
+  template <class W, class C> AKX_HD_INLINE static W hypot_w(C x) { return hypot_of<W>((W)x.re, (W)x.im); }
 };
 // x*x of the converted value; |x|^2 for complex, in the accumulator's precision.
 struct map_square {
   static constexpr akx_map id = AKX_MAP_SQUARE;
-  template <class Acc, class Src> AKX_HD static Acc apply(Src x) {
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(Src x) {
     if constexpr (is_cplx_v<Src>) {
       using W = decltype(widen(typename real_of<Acc>::type{}));
       const W re = (W)x.re, im = (W)x.im;
@@ -170,7 +170,7 @@ struct map_square {
 // x != 0 tested on the source value (float -0.0 is zero, NaN is not), then 1 or 0.
 struct map_nonzero {
   static constexpr akx_map id = AKX_MAP_NONZERO;
-  template <class Acc, class Src> AKX_HD static Acc apply(Src x) { return cvt<Acc>(is_nonzero(x)); }
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(Src x) { return cvt<Acc>(is_nonzero(x)); }
 };
 
 #define AKX_MAP_LIST(X)                                                                    \
@@ -187,7 +187,7 @@ struct is_user_op<Op, void_t<typename Op::user_fns>> : true_type {};
 template <class Op>
 struct user_map {
   using op_type = Op;
-  template <class Acc, class Src> AKX_HD static Acc apply(const Src &x, int64_t i) {
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(const Src &x, int64_t i) {
     return Op::template load<Acc>(x, i);
   }
 };
@@ -200,7 +200,7 @@ struct is_user_map<M, void_t<typename M::op_type>> : true_type {};
 // one (akx_mapreduce_piece, akx_reduce_dims_piece). Built-in
 // maps read no position: for them this is i, and no arithmetic is compiled.
 template <class Op>
-AKX_HD int64_t op_position(akx__positions ps, int64_t i) {
+AKX_HD_INLINE int64_t op_position(akx__positions ps, int64_t i) {
   if constexpr (is_user_op<Op>::value)
     return ps.base + i + (ps.block > 0 ? idiv(i, ps.block) * ps.skip : 0);
   else
@@ -209,7 +209,7 @@ AKX_HD int64_t op_position(akx__positions ps, int64_t i) {
 // M applied to element x at position i: the built-in maps do not read the position (the
 // position's arithmetic is then dead code, and no kernel of a built-in op computes it).
 template <class M, class Acc, class Src>
-AKX_HD Acc map_apply(const Src &x, int64_t i) {
+AKX_HD_INLINE Acc map_apply(const Src &x, int64_t i) {
   if constexpr (is_user_map<M>::value) return M::template apply<Acc>(x, i);
   else return M::template apply<Acc>(x);
 }
@@ -217,12 +217,12 @@ AKX_HD Acc map_apply(const Src &x, int64_t i) {
 // A scan's element in and out: converted, or through a user op's map (with the index along
 // the scanned dim) and store.
 template <class Op, class Acc, class Src>
-AKX_HD Acc op_load(const Src &x, int64_t i) {
+AKX_HD_INLINE Acc op_load(const Src &x, int64_t i) {
   if constexpr (is_user_op<Op>::value) return Op::template load<Acc>(x, i);
   else return cvt<Acc>(x);
 }
 template <class Op, class Dst, class Acc>
-AKX_HD Dst op_store(const Acc &v) {
+AKX_HD_INLINE Dst op_store(const Acc &v) {
   if constexpr (is_user_op<Op>::value) return Op::template store<Dst>(v);
   else return cvt<Dst>(v);
 }

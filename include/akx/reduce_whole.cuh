@@ -39,14 +39,14 @@ static_assert(sizeof(contiguous_span<double>) == sizeof(contiguous_span_c) &&
 // The span of a plan's source, as the planner measured it (vec_*: src/reduce/reduce_whole.c,
 // plan_vectors). (Pass 1 takes the span, not the plan: with the plan as its parameter ptxas
 // spilled 8 to 16 bytes in its float64 and complex128 instances, CUDA 13.0.)
-AKX_HD contiguous_span_c span_of(const akx__reduce_whole_plan &p) {
+AKX_HD_INLINE contiguous_span_c span_of(const akx__reduce_whole_plan &p) {
   return contiguous_span_c{p.src.data, p.vec_head, p.vec_count, p.vec_tail, p.vec_loads, p.map};
 }
 
 
 // Where a plan's first pass counts its finished blocks: the ticket when the call finishes in
 // the same launch, else none (src/reduce/reduce_whole.c: the ticket may hold anything).
-AKX_HD unsigned long long *ticket_of(const akx__reduce_whole_plan &p) {
+AKX_HD_INLINE unsigned long long *ticket_of(const akx__reduce_whole_plan &p) {
   return p.one_launch ? static_cast<unsigned long long *>(p.ticket) : nullptr;
 }
 

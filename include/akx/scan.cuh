@@ -30,8 +30,8 @@ struct scan_policy_head {
 };
 struct scan_policy_layout {
   size_t result, steps, size;
-  AKX_HD static constexpr size_t up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-  AKX_HD static constexpr scan_policy_layout of(size_t acc_size, size_t acc_align) {
+  AKX_HD_INLINE static constexpr size_t up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+  AKX_HD_INLINE static constexpr scan_policy_layout of(size_t acc_size, size_t acc_align) {
     const size_t r = up(sizeof(scan_policy_head), acc_align);
     const size_t st = up(r + scan_result_size(acc_size, acc_align), 8);
     return scan_policy_layout{r, st, up(st + 16, acc_align > 8 ? acc_align : 8)};
@@ -54,7 +54,7 @@ static_assert(scan_policy_layout_holds<float, float, plain_scan<op_add, float>>(
 #endif
 
 // The look-back reset's grid: a thread per tile's flag, at most 1024 blocks of 256.
-AKX_HD unsigned scan_init_blocks(int64_t tiles) {
+AKX_HD_INLINE unsigned scan_init_blocks(int64_t tiles) {
   int64_t blocks = (tiles + 255) / 256;
   if (blocks > 1024) blocks = 1024;
   if (blocks < 1) blocks = 1;

@@ -24,8 +24,8 @@ enum scan_columns_mode : int32_t { columns_scan = 0, columns_reduce = 1, columns
 // the plan: built inside the kernel from the plan, ptxas spilled its float64 MIN/MAX instances
 // (CUDA 13.0). A launcher that knows no C++ type lays it out as the C struct it is: two bools,
 // then the accumulator at its alignment (scan_result_layout).
-AKX_HD constexpr size_t scan_result_init_offset(size_t acc_align) { return acc_align > 2 ? acc_align : 2; }
-AKX_HD constexpr size_t scan_result_size(size_t acc_size, size_t acc_align) {
+AKX_HD_INLINE constexpr size_t scan_result_init_offset(size_t acc_align) { return acc_align > 2 ? acc_align : 2; }
+AKX_HD_INLINE constexpr size_t scan_result_size(size_t acc_size, size_t acc_align) {
   return (scan_result_init_offset(acc_align) + acc_size + acc_align - 1) / acc_align * acc_align;
 }
 static_assert(sizeof(scan_result<plain_scan<op_add, double>>) == scan_result_size(8, 8) &&

@@ -38,7 +38,7 @@ struct scan_layout {
   int32_t rot_mul; // min(lowbit(ipt), G); 0: no rotation
   int32_t rot_g;   // G: lanes per shared phase for this element size
 
-  AKX_HD static scan_layout make(int32_t layout, int32_t ipt, int32_t w) {
+  AKX_HD_INLINE static scan_layout make(int32_t layout, int32_t ipt, int32_t w) {
     scan_layout l{ipt, ipt, 0, 1};
     if (layout == AKX__SCAN_LAYOUT_DENSE) return l;
     if (layout == AKX__SCAN_LAYOUT_ODD_STRIDE) {  // AK's: pad even runs of > 4-byte partials
@@ -59,8 +59,8 @@ struct scan_layout {
     return l;
   }
   // Shared slots of a tile of `threads` runs.
-  AKX_HD int64_t slots(int32_t threads) const { return (int64_t)threads * stride; }
-  AKX_HD int64_t pos(int64_t run, int32_t k) const {
+  AKX_HD_INLINE int64_t slots(int32_t threads) const { return (int64_t)threads * stride; }
+  AKX_HD_INLINE int64_t pos(int64_t run, int32_t k) const {
     if (rot_mul) {
       int32_t kk = k + (int32_t)(((run & (rot_g - 1)) * rot_mul) / rot_g);
       if (kk >= ipt) kk -= ipt;

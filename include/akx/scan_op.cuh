@@ -18,14 +18,14 @@ struct plain_scan {
   using T = Acc;
   using value_type = Acc;
   static constexpr bool segmented = false;
-  AKX_HD static T identity() { return Op::template identity<Acc>(); }
-  AKX_HD static T apply(const T &a, const T &b) { return Op::apply(a, b); }
-  AKX_HD static T make(const Acc &v, bool) { return v; }
-  AKX_HD static Acc value(const T &t) { return t; }
-  AKX_HD static bool head(const T &) { return false; }
-  AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
-  AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
-  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
+  AKX_HD_INLINE static T identity() { return Op::template identity<Acc>(); }
+  AKX_HD_INLINE static T apply(const T &a, const T &b) { return Op::apply(a, b); }
+  AKX_HD_INLINE static T make(const Acc &v, bool) { return v; }
+  AKX_HD_INLINE static Acc value(const T &t) { return t; }
+  AKX_HD_INLINE static bool head(const T &) { return false; }
+  AKX_HD_INLINE static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
+  AKX_HD_INLINE static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD_INLINE static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 template <class Acc>
@@ -40,17 +40,17 @@ struct seg_scan {
   using T = seg_value<Acc>;
   using value_type = Acc;
   static constexpr bool segmented = true;
-  AKX_HD static T identity() { return T{Op::template identity<Acc>(), 0u}; }
-  AKX_HD static T apply(const T &a, const T &b) {
+  AKX_HD_INLINE static T identity() { return T{Op::template identity<Acc>(), 0u}; }
+  AKX_HD_INLINE static T apply(const T &a, const T &b) {
     if (b.head) return b;
     return T{Op::apply(a.v, b.v), a.head};
   }
-  AKX_HD static T make(const Acc &v, bool head) { return T{v, head ? 1u : 0u}; }
-  AKX_HD static Acc value(const T &t) { return t.v; }
-  AKX_HD static bool head(const T &t) { return t.head != 0; }
-  AKX_HD static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
-  AKX_HD static Acc acc_identity() { return Op::template identity<Acc>(); }
-  AKX_HD static Acc acc_empty() { return empty_value<Op, Acc>(); }
+  AKX_HD_INLINE static T make(const Acc &v, bool head) { return T{v, head ? 1u : 0u}; }
+  AKX_HD_INLINE static Acc value(const T &t) { return t.v; }
+  AKX_HD_INLINE static bool head(const T &t) { return t.head != 0; }
+  AKX_HD_INLINE static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
+  AKX_HD_INLINE static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD_INLINE static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
 }  // namespace akx

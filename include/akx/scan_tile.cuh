@@ -37,7 +37,7 @@ constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_l
 constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch<float>, true};
 
 // Offset of slice s's first element.
-AKX_HD int64_t index_map_offset(const akx__index_map &m, int64_t s) {
+AKX_HD_INLINE int64_t index_map_offset(const akx__index_map &m, int64_t s) {
   return mixed_radix_offset(s, m.ndim, m.shape, m.strides);
 }
 
@@ -95,7 +95,7 @@ struct scan_policy {
   }
   AKX_DEVICE void finish(const typename S::T &, bool, lookback_header *) const {}
 
-  AKX_HD static scan_policy from_plan(const akx__scan_plan &p) {
+  AKX_HD_INLINE static scan_policy from_plan(const akx__scan_plan &p) {
     scan_policy pol;
     pol.src = static_cast<const Src *>(p.src);
     pol.dst = static_cast<Dst *>(p.dst);

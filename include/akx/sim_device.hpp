@@ -17,7 +17,9 @@
 #include "akx.h"
 
 #define AKX_DEVICE inline
-#define AKX_HD inline
+// The library's own host-device functions and a user's mark (include/akx/device.cuh).
+#define AKX_HD_INLINE inline
+#define AKX_HD
 #define AKX_DEVICE_OUTLINE __attribute__((noinline))
 #define AKX_GLOBAL
 #define AKX_LAUNCH_BOUNDS(max_threads)

@@ -6,6 +6,23 @@
 #pragma once
 #include "akx/ops.cuh"
 
+// A user's source in CUDA's own spelling compiles on the sim too: the execution spaces mean
+// nothing to the host compiler (every function runs on the sim's fibers), and __forceinline__
+// is inline. Defined here, after every header a unit includes (src/jit/user_op.c puts the
+// user's text after this one), so only the user's text sees them. (Not __noinline__: glibc's
+// and libstdc++'s headers spell their attribute so.)
+#if !defined(__CUDACC__)
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __forceinline__
+#define __forceinline__ inline
+#endif
+#endif
+
 namespace akx {
 
 // float16 and bfloat16 as a user's source sees them: they convert to and from float (the
@@ -13,14 +30,14 @@ namespace akx {
 struct float16 {
   uint16_t bits;
   float16() = default;
-  AKX_HD float16(float f) : bits(cvt<f16>(f).bits) {}
-  AKX_HD operator float() const { return widen(f16{bits}); }
+  AKX_HD_INLINE float16(float f) : bits(cvt<f16>(f).bits) {}
+  AKX_HD_INLINE operator float() const { return widen(f16{bits}); }
 };
 struct bfloat16 {
   uint16_t bits;
   bfloat16() = default;
-  AKX_HD bfloat16(float f) : bits(cvt<bf16>(f).bits) {}
-  AKX_HD operator float() const { return widen(bf16{bits}); }
+  AKX_HD_INLINE bfloat16(float f) : bits(cvt<bf16>(f).bits) {}
+  AKX_HD_INLINE operator float() const { return widen(bf16{bits}); }
 };
 template <class T>
 using complex = cplx<T>;
@@ -31,7 +48,7 @@ template <> struct user_type<f16> { using type = float16; };
 template <> struct user_type<bf16> { using type = bfloat16; };
 
 template <class To, class From>
-AKX_HD To bit_copy(const From &x) {
+AKX_HD_INLINE To bit_copy(const From &x) {
   static_assert(sizeof(To) == sizeof(From), "bit_copy: sizes differ");
   To r;
   memcpy(&r, &x, sizeof r);
@@ -64,11 +81,11 @@ struct user_op {
   // Not an akx_op: 1024 is outside the enum's range, which clang refuses in a constant.
   static constexpr int32_t id = AKX_USER_OP_FIRST;
 
-  template <class U> AKX_HD static U identity() {
+  template <class U> AKX_HD_INLINE static U identity() {
     if constexpr (Fns::has_identity) return Fns::akx_identity();
     else return U{acc{}, 0u};
   }
-  template <class U> AKX_HD static U apply(const U &a, const U &b) {
+  template <class U> AKX_HD_INLINE static U apply(const U &a, const U &b) {
     if constexpr (Fns::has_identity) {
       return Fns::akx_combine(a, b);
     } else {
@@ -78,26 +95,26 @@ struct user_op {
     }
   }
   // Source element x at position i (include/akx.h, akx_user_op_desc's map).
-  template <class U, class Src> AKX_HD static U load(const Src &x, int64_t i) {
+  template <class U, class Src> AKX_HD_INLINE static U load(const Src &x, int64_t i) {
     const typename user_type<Src>::type s = bit_copy<typename user_type<Src>::type>(x);
     if constexpr (Fns::has_identity) return Fns::akx_map(s, i);
     else return U{Fns::akx_map(s, i), 1u};
   }
-  AKX_HD static const acc &unwrap(const value &v) {
+  AKX_HD_INLINE static const acc &unwrap(const value &v) {
     if constexpr (Fns::has_identity) return v;
     else return v.v;
   }
-  AKX_HD static value wrap(const acc &a) {
+  AKX_HD_INLINE static value wrap(const acc &a) {
     if constexpr (Fns::has_identity) return a;
     else return value{a, 1u};
   }
   // The accumulator as dst element D.
-  template <class D> AKX_HD static D store(const value &v) {
+  template <class D> AKX_HD_INLINE static D store(const value &v) {
     using UD = typename user_type<D>::type;
     return bit_copy<D>(Fns::template akx_store<UD>(unwrap(v)));
   }
   // dst's previous value as the accumulator (fold without a store).
-  template <class D> AKX_HD static value load_dst(const D &d) {
+  template <class D> AKX_HD_INLINE static value load_dst(const D &d) {
     using UD = typename user_type<D>::type;
     if constexpr (user_acc_from<acc, UD>::value) return wrap(acc(bit_copy<UD>(d)));
     else return identity<value>();  // refused by the module's entry (src/jit/user_op.c)
@@ -106,7 +123,7 @@ struct user_op {
 
 // Where the valid flag of Op's value sits (0 without one): the host writes init there.
 template <class Op>
-AKX_HD constexpr size_t user_valid_offset() {
+AKX_HD_INLINE constexpr size_t user_valid_offset() {
   if constexpr (Op::user_fns::has_identity) return 0;
   else return __builtin_offsetof(typename Op::value, valid);
 }

@@ -3,9 +3,10 @@
 // the host C++ compiler into a shared object against the embedded kernel headers, loaded with
 // dlopen and handed the sim runtime's table (include/akx/sim_device.hpp). Compiled objects go
 // through the kernel cache (src/jit/cache.h): one compile per process, one per machine with
-// the disk cache.
+// the disk cache. Where it writes meanwhile: src/jit/sim_module.h.
 #include "sim_module.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 #include "cache.h"
 #include "compile_log.h"
 #include "embedded.h"
+#include "user_op.h"
 
 extern char **environ;
 
@@ -83,33 +85,89 @@ struct toolchain {
 pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 toolchain *chain = nullptr;
 
-// Runs argv with stdout and stderr into `log`; the exit status, or -1 when it cannot start.
-int run(const std::vector<const char *> &argv, std::string *log) {
-  char path[] = "/tmp/akx-compile-log.XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return -1;
+// Where the sim writes while it compiles and loads, best first: the kernel cache's directory
+// while it is in use (private to the user, checked by src/jit/cache.c, and usually on a file
+// system that maps code, which a noexec /tmp does not), then $TMPDIR when
+// it names a directory this process can write and search, then /tmp. A $TMPDIR that is not
+// usable is passed over, as GCC's own choice of a temporary directory passes it over.
+std::vector<std::string> scratch_dirs() {
+  std::vector<std::string> dirs;
+  if (const char *cache = akx__jit_cache_dir(); cache && *cache) dirs.emplace_back(cache);
+  const char *tmp = getenv("TMPDIR");
+  struct stat st;
+  if (tmp && *tmp && stat(tmp, &st) == 0 && S_ISDIR(st.st_mode) && access(tmp, W_OK | X_OK) == 0)
+    dirs.emplace_back(tmp);
+  dirs.emplace_back("/tmp");
+  return dirs;
+}
+
+// A private directory for one compile, in the first scratch directory that takes one ("" and
+// a sentence in *why when none does).
+std::string make_build_dir(std::string *why) {
+  for (const std::string &base : scratch_dirs()) {
+    std::string tmpl = base + "/akx-build.XXXXXX";
+    if (mkdtemp(tmpl.data())) return tmpl;
+    *why += (why->empty() ? "" : ", ") + base + " (" + strerror(errno) + ")";
+  }
+  return "";
+}
+
+// Removes a build directory and everything in it (the compiler's own temporary files too).
+void remove_tree(const std::string &dir) {
+  if (DIR *d = opendir(dir.c_str())) {
+    while (const dirent *e = readdir(d)) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      const std::string path = dir + "/" + e->d_name;
+      struct stat st;
+      if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(path);
+      else unlink(path.c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+// Runs argv with stdout and stderr into `log` (through a pipe: no file), in directory `cwd`
+// ("": ours) with TMPDIR set to `tmpdir` ("": as ours), so that whatever the compiler writes
+// lands where the caller removes it. The exit status, or -1 when it cannot start.
+int run(const std::vector<const char *> &argv, std::string *log, const std::string &cwd = "",
+        const std::string &tmpdir = "") {
+  log->clear();
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, fd, 2);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 29)
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+#endif
   std::vector<char *> args;
   for (const char *a : argv) args.push_back(const_cast<char *>(a));
   args.push_back(nullptr);
+  std::vector<std::string> env_text;
+  std::vector<char *> env;
+  const std::string tmp_setting = "TMPDIR=" + tmpdir;
+  for (char **e = environ; *e; ++e)
+    if (tmpdir.empty() || strncmp(*e, "TMPDIR=", 7) != 0) env.push_back(*e);
+  if (!tmpdir.empty()) env.push_back(const_cast<char *>(tmp_setting.c_str()));
+  env.push_back(nullptr);
   pid_t pid;
-  const int e = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int e = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) log->append(buf, (size_t)n);
+    else if (errno != EINTR) break;
+  }
+  close(fds[0]);
   int status = -1;
   if (e == 0) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   }
-  log->clear();
-  lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) log->append(buf, (size_t)n);
-  close(fd);
-  unlink(path);
   return e == 0 ? status : -1;
 }
 
@@ -146,63 +204,32 @@ const toolchain &get_toolchain() {
   return *chain;
 }
 
-// The headers written for this process ("" until the first compile), removed when it exits.
-std::string headers_dir;
-pthread_mutex_t headers_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void remove_headers_in(const std::string &dir) {
-  for (int i = 0; i < akx__embedded_file_count; ++i) unlink((dir + "/" + akx__embedded_files[i].name).c_str());
-  rmdir((dir + "/akx").c_str());
-  rmdir(dir.c_str());
-}
-void remove_headers() {
-  if (!headers_dir.empty()) remove_headers_in(headers_dir);
-}
-
-// The embedded headers on disk, written at the first compile of the process into a private
-// directory (the compiler reads files; these are the bytes the prebuilt kernels were built
-// from). A process whose modules all come from the cache writes none.
-akx_status headers_on_disk(std::string *dir) {
-  pthread_mutex_lock(&headers_lock);
-  akx_status s = AKX_SUCCESS;
-  if (headers_dir.empty()) {
-    char tmpl[] = "/tmp/akx-headers.XXXXXX";
-    if (!mkdtemp(tmpl)) {
-      s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: mkdtemp in /tmp failed (%s)",
-                    strerror(errno));
-    } else {
-      const std::string written = tmpl;
-      for (int i = 0; i < akx__embedded_file_count && s == AKX_SUCCESS; ++i) {
-        const akx__embedded_file &f = akx__embedded_files[i];
-        const std::string path = written + "/" + f.name;
-        mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);
-        if (!write_file(path, f.text, f.size))
-          s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: writing %s failed (%s)",
-                        path.c_str(), strerror(errno));
-      }
-      if (s == AKX_SUCCESS) {
-        headers_dir = written;
-        atexit(remove_headers);
-      } else {
-        remove_headers_in(written);
-      }
-    }
+// The embedded headers on disk under `dir` (the compiler reads files; these are the bytes the
+// prebuilt kernels were built from), written for each compile into its build directory, so
+// that nothing outlives the compile.
+akx_status headers_on_disk(const std::string &dir) {
+  mkdir(dir.c_str(), 0700);
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    const akx__embedded_file &f = akx__embedded_files[i];
+    const std::string path = dir + "/" + f.name;
+    for (size_t slash = path.find('/', dir.size() + 1); slash != std::string::npos; slash = path.find('/', slash + 1))
+      mkdir(path.substr(0, slash).c_str(), 0700);
+    if (!write_file(path, f.text, f.size))
+      return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile kernels: writing %s failed (%s)", path.c_str(),
+                       strerror(errno));
   }
-  *dir = headers_dir;
-  pthread_mutex_unlock(&headers_lock);
-  return s;
+  return AKX_SUCCESS;
 }
 
 // ---- one module -------------------------------------------------------------------------------
 struct module_job {
   const toolchain *tc;
   std::string source, name;
-  bool user = false;  // the unit holds a user op's source: a compile error is the caller's
+  const akx_user_op_desc *user = nullptr;  // the unit holds this user op's source
 };
 
 // The first line of a compile log that reports an error (gcc's and clang's "file:line:col:
-// error: ..."), else its first line. A failed static_assert of src/jit/user_op.c's checks
-// says "akx rule: ...": that sentence alone.
+// error: ..."), else its first line.
 std::string first_error(const std::string &log) {
   size_t at = 0;
   std::string first;
@@ -210,11 +237,6 @@ std::string first_error(const std::string &log) {
     const size_t end = log.find('\n', at);
     const std::string line = log.substr(at, end == std::string::npos ? std::string::npos : end - at);
     if (first.empty()) first = line;
-    if (const size_t r = line.find("akx rule: "); r != std::string::npos) {
-      std::string rule = line.substr(r + 10);
-      while (!rule.empty() && (rule.back() == '"' || rule.back() == '\'' || rule.back() == ' ')) rule.pop_back();
-      return rule;
-    }
     if (line.find(": error:") != std::string::npos || line.find(": fatal error:") != std::string::npos) return line;
     if (end == std::string::npos) break;
     at = end + 1;
@@ -222,34 +244,39 @@ std::string first_error(const std::string &log) {
   return first;
 }
 
+// Compiles in a private directory (src/jit/sim_module.h: where), removed with everything in it
+// on every path. A user unit's compiler runs in that directory beside the user's own text
+// under the names its #line directives give (src/jit/user_op.h), so that the log quotes the
+// user's lines.
 akx_status build_module(void *arg, void **bytes, size_t *size) {
   auto *job = static_cast<module_job *>(arg);
-  char dir[] = "/tmp/akx-module.XXXXXX";
-  if (!mkdtemp(dir))
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: mkdtemp failed (%s)", job->name.c_str(),
-                     strerror(errno));
-  const std::string src = std::string(dir) + "/" + job->name + ".cpp", out = std::string(dir) + "/" + job->name + ".so";
-  std::string include_dir;
-  if (akx_status hs = headers_on_disk(&include_dir); hs != AKX_SUCCESS) {
-    rmdir(dir);
-    return hs;
-  }
-  const std::string inc = "-I" + include_dir;
-  std::vector<const char *> argv{job->tc->cxx.c_str()};
-  for (const char *f : compile_flags) argv.push_back(f);
-  argv.insert(argv.end(), {inc.c_str(), src.c_str(), "-o", out.c_str()});
-  std::string log;
-  akx_status s = AKX_SUCCESS;
-  if (!write_file(src, job->source.data(), job->source.size())) {
-    s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: writing %s failed", job->name.c_str(), src.c_str());
-  } else {
-    const int rc = run(argv, &log);
+  std::string why;
+  const std::string dir = make_build_dir(&why);
+  if (dir.empty())
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: no directory to build in (%s)",
+                     job->name.c_str(), why.c_str());
+  const std::string src = dir + "/" + job->name + ".cpp", out = dir + "/" + job->name + ".so",
+                    include_dir = dir + "/include";
+  akx_status s = headers_on_disk(include_dir);
+  if (s == AKX_SUCCESS && (!write_file(src, job->source.data(), job->source.size()) ||
+                           (job->user && (!write_file(dir + "/" AKX__USER_SOURCE_FILE, job->user->source,
+                                                      strlen(job->user->source)) ||
+                                          !write_file(dir + "/" AKX__USER_ACC_FILE, job->user->acc_type,
+                                                      strlen(job->user->acc_type))))))
+    s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: writing in %s failed (%s)", job->name.c_str(),
+                  dir.c_str(), strerror(errno));
+  if (s == AKX_SUCCESS) {
+    const std::string inc = "-I" + include_dir;
+    std::vector<const char *> argv{job->tc->cxx.c_str()};
+    for (const char *f : compile_flags) argv.push_back(f);
+    argv.insert(argv.end(), {inc.c_str(), src.c_str(), "-o", out.c_str()});
+    std::string log;
+    const int rc = run(argv, &log, dir, dir);
     akx__compile_log_set(log.c_str());
     if (rc != 0) {
       const std::string first = first_error(log);
       if (job->user)
-        s = akx__fail(AKX_ERROR_INVALID_ARGUMENT, "desc->source does not compile (%s): %s", job->tc->cxx.c_str(),
-                      first.c_str());
+        s = akx__user_op_refusal(job->tc->cxx.c_str(), first.c_str());
       else
         s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s with %s failed (exit %d): %s",
                       job->name.c_str(), job->tc->cxx.c_str(), rc, first.c_str());
@@ -270,25 +297,36 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
     }
     if (!*bytes) s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s left no readable %s", job->name.c_str(), out.c_str());
   }
-  unlink(src.c_str());
-  unlink(out.c_str());
-  rmdir(dir);
+  remove_tree(dir);
   return s;
 }
 
-// A loaded module: dlopen of the bytes (from a file, which dlopen needs, removed at once).
+// A loaded module: dlopen of the bytes from a file (dlopen needs one), removed at once. The
+// file goes to the first scratch directory whose files can be mapped executable: a noexec
+// mount refuses the dlopen, and the next directory is tried.
 akx_status load_module(void *arg, const void *bytes, size_t size, void **handle) {
   auto *job = static_cast<module_job *>(arg);
-  char path[] = "/tmp/akx-module.XXXXXX.so";
-  const int fd = mkstemps(path, 3);
-  if (fd < 0) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: mkstemps failed", job->name.c_str());
-  FILE *f = fdopen(fd, "wb");
-  bool ok = f && fwrite(bytes, 1, size, f) == size;
-  if (f ? fclose(f) != 0 : close(fd) != 0) ok = false;
-  void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
-  const char *why = ok ? (dl ? nullptr : dlerror()) : "the temporary file could not be written";
-  unlink(path);
-  if (!dl) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(), why);
+  void *dl = nullptr;
+  std::string why;
+  for (const std::string &base : scratch_dirs()) {
+    std::string path = base + "/akx-module.XXXXXX.so";
+    const int fd = mkstemps(path.data(), 3);
+    if (fd < 0) {
+      why += (why.empty() ? "" : "; ") + base + ": " + strerror(errno);
+      continue;
+    }
+    FILE *f = fdopen(fd, "wb");
+    bool ok = f && fwrite(bytes, 1, size, f) == size;
+    if (f ? fclose(f) != 0 : close(fd) != 0) ok = false;
+    dl = ok ? dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+    if (!dl) {
+      const char *e = ok ? dlerror() : "the file could not be written";
+      why += (why.empty() ? "" : "; ") + base + ": " + (e ? e : "dlopen failed");
+    }
+    unlink(path.c_str());
+    if (dl) break;
+  }
+  if (!dl) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(), why.c_str());
   auto init = reinterpret_cast<int (*)(const akx::sim::runtime_api *)>(dlsym(dl, "akx_sim_module_init"));
   if (!init || init(akx::sim::runtime_table()) != 0) {
     dlclose(dl);
@@ -313,10 +351,11 @@ extern "C" akx_status akx__sim_module_source(const char *family, int32_t src_dty
   return *text ? AKX_SUCCESS : akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
 }
 
-extern "C" akx_status akx__sim_module_open(const char *name, const char *unit, int user, void **handle) {
+extern "C" akx_status akx__sim_module_open(const char *name, const char *unit, const akx_user_op_desc *user,
+                                          void **handle) {
   const toolchain &tc = get_toolchain();
   if (tc.status != AKX_SUCCESS) return akx__fail(tc.status, "%s", tc.error);
-  module_job job{&tc, std::string("#include \"akx/sim_module.inl\"\n") + unit, name, user != 0};
+  module_job job{&tc, std::string("#include \"akx/sim_module.inl\"\n") + unit, name, user};
   // Everything that makes the object: this libakx, the compiler and its flags, the text and
   // every header it may include.
   akx__jit_hasher h;
@@ -344,7 +383,7 @@ extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtyp
   AKX_TRY(akx__sim_module_source(family, src_dtype, &unit));
   const std::string name = std::string("akx_") + family_of(family)->file + "_" + dtype_name(src_dtype);
   void *dl = nullptr;
-  const akx_status s = akx__sim_module_open(name.c_str(), unit, 0, &dl);
+  const akx_status s = akx__sim_module_open(name.c_str(), unit, nullptr, &dl);
   free(unit);
   AKX_TRY(s);
   const std::string symbol = std::string("akx__sim_") + family + "_" + dtype_name(src_dtype);

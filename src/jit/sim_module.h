@@ -2,7 +2,16 @@
  * for one source dtype, the same text CMake compiles for the prebuilt kernels
  * (cmake/kernel_instances.in: "#define AKX_SRC_DTYPE ...", then the include of the family's
  * instance file in include/akx/), built by the host compiler (AKX_SIM_CXX, else the one
- * libakx was built with) and loaded with dlopen, through the kernel cache. */
+ * libakx was built with) and loaded with dlopen, through the kernel cache.
+ *
+ * Where it writes: each compile in a directory of its own (the source, the embedded headers,
+ * the object, and the compiler's own temporary files: its TMPDIR points there), each load in
+ * one file that is dlopen'ed and removed at once; both in the kernel cache's directory while
+ * the disk cache is in use, else in $TMPDIR when that names a directory this process can write
+ * and search, else in /tmp (a $TMPDIR that does not is passed over, as GCC passes it over). A
+ * load whose directory refuses to map code (a noexec mount) tries the next. Everything is
+ * removed on every path, a failed compile's too; only a process killed mid-compile leaves its
+ * akx-build.* directory behind. */
 #ifndef AKX_SIM_MODULE_H
 #define AKX_SIM_MODULE_H
 #include <stdint.h>
@@ -22,10 +31,10 @@ akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **e
 
 /* Any unit (text after the module prelude, include/akx/sim_module.inl) compiled and loaded
  * once per process through the kernel cache: its dlopen handle. `name` names it in
- * sentences. A compile failure is AKX_ERROR_UNSUPPORTED, or, with `user` (the unit holds a
- * user op's source), AKX_ERROR_INVALID_ARGUMENT with the first error (src/jit/user_op.c's
- * "akx rule" sentences as they are); the whole log: akx__compile_log_get. */
-akx_status akx__sim_module_open(const char *name, const char *unit, int user, void **handle);
+ * sentences. A compile failure is AKX_ERROR_UNSUPPORTED, or, with `user` (the unit holds that
+ * user op's source), akx__user_op_refusal's (src/jit/user_op.h); the whole log, the user's
+ * lines quoted: akx__compile_log_get. */
+akx_status akx__sim_module_open(const char *name, const char *unit, const akx_user_op_desc *user, void **handle);
 /* dlsym of an opened module; AKX_ERROR_INTERNAL naming both when absent. */
 akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry);
 

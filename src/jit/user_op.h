@@ -11,6 +11,13 @@
 extern "C" {
 #endif
 
+/* The file names a unit's #line directives give the user's text (desc->source from line 1)
+ * and the accumulator's type (desc->acc_type alone on line 1), so that a compiler's messages
+ * name the user's own lines; the sim's compiler finds files of these names beside the unit
+ * (src/jit/sim_module.cpp) and quotes them. */
+#define AKX__USER_SOURCE_FILE "user_op.cpp"
+#define AKX__USER_ACC_FILE "acc_type"
+
 typedef struct akx__user_op {
   akx_op id; /* >= AKX_USER_OP_FIRST */
   akx_user_op_desc desc; /* copies; NULL where the caller's was */
@@ -34,13 +41,23 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
 
 /* Compiles the probe on ctx's backend and fills op's layout. AKX_ERROR_INVALID_ARGUMENT for a
  * source that does not compile or breaks a rule (the first error in akx_last_error(), the log
- * in akx_last_compile_log()); AKX_ERROR_UNSUPPORTED without a compiler. */
+ * in akx_last_compile_log()), or an accumulator aligned to more than 16 bytes;
+ * AKX_ERROR_UNSUPPORTED without a compiler. On the sim, where libnvrtc loads, the source must
+ * also compile with NVRTC as a GPU would compile it (src/jit/user_op.c, nvrtc_check; not the
+ * library's ARGMIN/ARGMAX). */
 akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op);
+
+/* The refusal of a user op's unit that did not compile, AKX_ERROR_INVALID_ARGUMENT with one
+ * sentence from the compiler's first error line: the accumulator's type when it is at
+ * AKX__USER_ACC_FILE, else the rule when it is a rule's failed check ("akx rule: ..."), else
+ * the line itself. `compiler` names the compiler in it. */
+akx_status akx__user_op_refusal(const char *compiler, const char *first_line);
 
 /* The sim's entry of `family`'s kernels for (src, dst) (dst AKX_DTYPE_AUTO: the accumulator
  * itself, akx_mapreduce's result): the launcher of src/core/backend.h's signature for that
  * family's plan. Compiled on first use; afterwards from the table of run-time entries
- * (src/jit/entries.h). */
+ * (src/jit/entries.h). A user's op (not ARGMIN/ARGMAX) is then also compiled with NVRTC, where
+ * it loads, for (src, dst) as a GPU would: its map on src, its store into dst. */
 akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int family, akx_dtype src,
                               akx_dtype dst, void **entry);
 
