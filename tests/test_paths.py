@@ -39,6 +39,10 @@ ALLOWED = {
     "bench.json": "written by bench/gpu_check.sh into its OUT_DIR",
     "ncu-compare.txt": "written by bench/gpu_check.sh into its OUT_DIR",
     "sim-all.json": "written by the akx-bench run that bench/RESULTS.md records",
+    "cuda.h": "the CUDA toolkit's driver API header, whose values src/ copies",
+    "driver_types.h": "the CUDA toolkit's runtime header, whose values src/ copies",
+    "misc.c": "OpenSSH's misc.c (safe_path), whose rules src/jit/cache.c follows",
+    "user_op.cpp": "the name a user op's source has in the compiler's log (src/jit/sim_module.cpp)",
 }
 
 PATH_RE = re.compile(
