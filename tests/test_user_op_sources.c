@@ -22,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "akx.h"
-#include "jit/embedded.h"
 #include "jit/cache.h"
 #include "jit/compile_log.h"
 #include "jit/nvrtc.h"
@@ -324,22 +323,17 @@ Test(user_op_sources, an_unknown_acc_type_is_reported_at_acc_type) {
 static akx_status nvrtc_refusal_of(const akx_user_op_desc *d) {
   char *text = NULL;
   cr_assert_eq(akx__user_op_prelude(d, &text), AKX_SUCCESS);
-  const char **names, **texts;
-  cr_assert(akx__embedded_arrays(&names, &texts));
   static const char *const options[] = {"-std=c++17"};
   akx__nvrtc_request rq = {0};
   rq.source = text;
   rq.name = "akx_user_op.cu";
-  rq.n_headers = akx__embedded_file_count;
-  rq.header_sources = texts;
-  rq.header_names = names;
   rq.n_options = 1;
   rq.options = options;
   rq.arch = 90;
   rq.want_ptx = 1;
   akx__nvrtc_result r = {0};
-  const akx_status st = akx__nvrtc_compile(&rq, &r);
-  free((void *)names), free((void *)texts), free(text);
+  const akx_status st = akx__nvrtc_compile_unit(&rq, &r);
+  free(text);
   cr_assert_eq(st, AKX_ERROR_INVALID_ARGUMENT, "NVRTC: %s", akx_last_error());
   char first[1024];
   snprintf(first, sizeof first, "%s", akx_last_error());

@@ -21,7 +21,6 @@
 #include "error.h"
 #include "internal.h"
 #include "jit/cache.h"
-#include "jit/embedded.h"
 #include "jit/entries.h"
 #include "jit/builtin_instance.h"
 #include "jit/instance.h"
@@ -65,23 +64,15 @@ const char *const unit_options[] = {"-std=c++17"};
 akx_status build(void *arg, void **bytes, size_t *size) {
   const auto *job = static_cast<const module_job *>(arg);
   akx__nvrtc_request rq = {};
-  const char **names, **texts;
-  if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
   rq.source = job->in->source;
   rq.name = "akx_instance.cu";
-  rq.n_headers = akx__embedded_file_count;
-  rq.header_sources = texts;
-  rq.header_names = names;
   rq.n_options = (int)(sizeof unit_options / sizeof unit_options[0]);
   rq.options = unit_options;
   rq.n_names = job->in->n_kernels;
   rq.name_expressions = job->in->name_expressions;
   rq.arch = job->arch;
   akx__nvrtc_result r = {};
-  const akx_status s = akx__nvrtc_compile(&rq, &r);
-  free(static_cast<void *>(names));
-  free(static_cast<void *>(texts));
-  AKX_TRY(s);
+  AKX_TRY(akx__nvrtc_compile_unit(&rq, &r));
   std::string b("AKXM", 4);
   put_u32(b, (uint32_t)r.n_lowered_names);
   for (int i = 0; i < r.n_lowered_names; ++i) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compile_log.h"
+#include "embedded.h"
 #include "error.h"
 #include "nvrtc.h"
 
@@ -593,3 +594,17 @@ void akx__nvrtc_result_free(akx__nvrtc_result *r) {
   memset(r, 0, sizeof *r);
 }
 
+
+akx_status akx__nvrtc_compile_unit(akx__nvrtc_request *rq, akx__nvrtc_result *out) {
+  const char **names, **texts;
+  if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
+  rq->n_headers = akx__embedded_file_count;
+  rq->header_sources = texts;
+  rq->header_names = names;
+  const akx_status s = akx__nvrtc_compile(rq, out);
+  free((void *)names);
+  free((void *)texts);
+  rq->n_headers = 0;
+  rq->header_sources = rq->header_names = NULL;
+  return s;
+}

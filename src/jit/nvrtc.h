@@ -123,6 +123,10 @@ akx_status akx__nvrtc_compile(const akx__nvrtc_request *rq, akx__nvrtc_result *o
 akx_status akx__nvrtc_unit_key(const char *what, int arch, int n_options, const char *const *options,
                                const char *text, akx__jit_key *key);
 
+/* akx__nvrtc_compile of a unit that includes the embedded kernel headers (src/jit/embedded.h):
+ * rq's n_headers, header_sources and header_names are set to them, the rest is the caller's. */
+akx_status akx__nvrtc_compile_unit(akx__nvrtc_request *rq, akx__nvrtc_result *out);
+
 /* Frees what a successful compile put in *r and zeroes it; a zeroed result is a no-op. */
 void akx__nvrtc_result_free(akx__nvrtc_result *r);
 

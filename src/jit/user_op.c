@@ -22,7 +22,6 @@
 #include "internal.h"
 #include "cache.h"
 #include "compile_log.h"
-#include "embedded.h"
 #include "nvrtc.h"
 #include "builtin_instance.h"
 #include "sim_module.h"
@@ -192,22 +191,16 @@ static akx_status cuda_probe_text(const akx_user_op_desc *d, char **text) {
 /* NVRTC's compile of a user op's unit against the embedded headers, for arch (PTX: no ptxas).
  * On failure: the refusal's sentence and NVRTC's log (akx__compile_log_get). */
 static akx_status nvrtc_user_unit(const char *text, int arch, const char *name_expression, akx__nvrtc_result *r) {
-  const char **names, **texts;
-  if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
   akx__nvrtc_request rq = {0};
   rq.source = text;
   rq.name = "akx_user_op.cu";
-  rq.n_headers = akx__embedded_file_count;
-  rq.header_sources = texts;
-  rq.header_names = names;
   rq.n_options = (int)(sizeof probe_options / sizeof probe_options[0]);
   rq.options = probe_options;
   rq.n_names = name_expression ? 1 : 0;
   rq.name_expressions = name_expression ? &name_expression : NULL;
   rq.arch = arch;
   rq.want_ptx = 1;
-  akx_status s = akx__nvrtc_compile(&rq, r);
-  free((void *)names), free((void *)texts);
+  akx_status s = akx__nvrtc_compile_unit(&rq, r);
   if (s == AKX_ERROR_INVALID_ARGUMENT) {
     /* The first error line, less akx__nvrtc_compile's "NVRTC could not compile ... for
      * compute_90: " before it. */
@@ -243,13 +236,15 @@ static int parse_layout(const char *lowered, size_t out[5]) {
   return k == 5;
 }
 
+/* What the kernel cache's build of an NVRTC compile of a user op's text needs (the layout
+ * probe's, the check's). */
 typedef struct {
   const char *text;
   int arch;
-} probe_job;
+} nvrtc_job;
 
 static akx_status probe_build(void *arg, void **bytes, size_t *size) {
-  const probe_job *job = arg;
+  const nvrtc_job *job = arg;
   akx__nvrtc_result r = {0};
   AKX_TRY(nvrtc_user_unit(job->text, job->arch, AKX_LAYOUT_PROBE, &r));
   size_t layout[5];
@@ -276,7 +271,7 @@ static akx_status cuda_layout(const akx_context *ctx, const akx_user_op_desc *d,
   AKX_TRY(akx__nvrtc_available());
   char *text = NULL;
   AKX_TRY(cuda_probe_text(d, &text));
-  const probe_job job = {text, akx__context_arch(ctx)};
+  const nvrtc_job job = {text, akx__context_arch(ctx)};
   akx__jit_key key;
   akx_status s = akx__nvrtc_unit_key("cuda layout probe", job.arch,
                                      (int)(sizeof probe_options / sizeof probe_options[0]), probe_options, text, &key);
@@ -306,14 +301,9 @@ static int check_arch(void) {
   return best;
 }
 
-typedef struct {
-  const char *text;
-  int arch;
-} check_job;
-
 /* The verdict: "" (taken), or the refusal's sentence, a NUL, and NVRTC's log. */
 static akx_status check_build(void *arg, void **bytes, size_t *size) {
-  const check_job *job = arg;
+  const nvrtc_job *job = arg;
   akx__nvrtc_result r = {0};
   const akx_status s = nvrtc_user_unit(job->text, job->arch, NULL, &r);
   if (s == AKX_SUCCESS) {
@@ -349,7 +339,7 @@ static akx_status check_load(void *arg, const void *bytes, size_t size, void **h
  * calling thread's compile log. `what`, when not "", is put before the sentence. */
 static akx_status nvrtc_check(const char *text, const char *what) {
   if (akx__nvrtc_available() != AKX_SUCCESS) return AKX_SUCCESS;
-  const check_job job = {text, check_arch()};
+  const nvrtc_job job = {text, check_arch()};
   if (job.arch == 0) return AKX_SUCCESS;
   akx__jit_key key;
   void *handle = NULL;
