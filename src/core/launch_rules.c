@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "device_profile.h"
 #include "error.h"
 
 int akx__launch_pdl(int setting, int cc_major, int ptx_version, int capturing) {
@@ -14,6 +15,23 @@ int akx__launch_pdl(int setting, int cc_major, int ptx_version, int capturing) {
 int64_t akx__dynamic_smem_attribute(int smem_optin, int64_t optin_max, int64_t static_bytes) {
   if (!smem_optin) return -1;
   return optin_max > static_bytes ? optin_max - static_bytes : 0;
+}
+
+akx_status akx__check_dynamic_smem(const char *kernel_name, int smem_optin, size_t smem_bytes,
+                                   const akx__kernel_attributes *a) {
+  if ((int64_t)smem_bytes <= a->max_dynamic) return AKX_SUCCESS;
+  if (!smem_optin)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': %zu bytes of dynamic and %lld of static shared memory without the "
+                     "opt-in: above %d bytes together a kernel must be declared with smem_optin (the "
+                     "CUDA backend then sets cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                     kernel_name, smem_bytes, (long long)a->static_bytes, akx__static_shared_limit);
+  return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                   "kernel '%s': %zu bytes of dynamic shared memory, more than its "
+                   "cudaFuncAttributeMaxDynamicSharedMemorySize (%lld bytes: the device's opt-in maximum "
+                   "less its %lld bytes of static shared memory, set once per kernel and device for the "
+                   "whole process)",
+                   kernel_name, smem_bytes, (long long)a->max_dynamic, (long long)a->static_bytes);
 }
 
 /* CUmemorytype's values (CUDA's cuda.h; the driver's ABI). */

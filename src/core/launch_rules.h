@@ -67,6 +67,12 @@ typedef struct {
                                static limit less static_bytes */
 } akx__kernel_attributes;
 
+/* AKX_SUCCESS when a launch asking for smem_bytes of dynamic shared memory fits the kernel's
+ * attributes (max_dynamic); else AKX_ERROR_INVALID_ARGUMENT naming the kernel and the limit, the
+ * sentence both backends give (the driver's own refusal names neither). */
+akx_status akx__check_dynamic_smem(const char *kernel_name, int smem_optin, size_t smem_bytes,
+                                   const akx__kernel_attributes *a);
+
 /* Fills *out for (kernel, device) once; called under the table's process-wide lock, so that
  * an attribute it sets on the device is set once, before any launch reads it. */
 typedef akx_status (*akx__kernel_attributes_fill)(const void *kernel, const void *device, void *arg,

@@ -145,7 +145,7 @@ const driver_api &drv() {
 }
 
 // Per device, what every call's pointer checks need and the device cannot change: whether it
-// reads pageable host memory (HMM, ATS). Read when a context opens; -1 unknown.
+// reads pageable host memory (HMM, ATS). Set when a context opens the device; 0 until then.
 constexpr int max_devices = 64;
 int pageable_access[max_devices];
 
@@ -361,18 +361,19 @@ bool device_can_address(const akx_context *ctx, const void *p, size_t bytes) {
     const akx__pointer_facts f = {(int)type, ordinal, managed, (uintptr_t)device_ptr, (uintptr_t)start, size};
     return akx__device_range_ok(&f, ctx->device, pageable, (uintptr_t)p, bytes) != 0;
   }
-  // No driver entry point (not expected where cudart runs): the runtime's answer for both ends.
+  // No driver entry point (not expected where cudart runs): the runtime's facts of both ends,
+  // each taken as a one-byte range (the runtime gives no allocation's range), by the same rule.
   for (const char *q : {static_cast<const char *>(p), static_cast<const char *>(p) + (bytes - 1)}) {
     cudaPointerAttributes a;
     if (CU(cudaPointerGetAttributes(&a, q)) != cudaSuccess) {
       (void)CU(cudaGetLastError());  // not sticky: an unknown pointer
       return false;
     }
-    const bool ok = a.type == cudaMemoryTypeDevice   ? a.device == ctx->device
-                    : a.type == cudaMemoryTypeManaged ? true
-                    : a.type == cudaMemoryTypeHost    ? a.devicePointer == q
-                                                      : pageable > 0;
-    if (!ok) return false;
+    // cudaMemoryType to CUmemorytype: device 2 and host 1 alike; managed is its own flag.
+    const int type = a.type == cudaMemoryTypeDevice ? 2 : a.type == cudaMemoryTypeHost ? 1 : 0;
+    const akx__pointer_facts f = {type, a.device, a.type == cudaMemoryTypeManaged,
+                                  (uintptr_t)a.devicePointer, (uintptr_t)q, 1};
+    if (!akx__device_range_ok(&f, ctx->device, pageable, (uintptr_t)q, 1)) return false;
   }
   return true;
 }
@@ -391,6 +392,7 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
 struct call_facts {
   int device = 0;
   int pdl_setting = 0, cc_major = 0, capturing = 0;
+  int64_t shared_per_block = 0;  // the device's opt-in maximum (akx_context_info)
 };
 thread_local call_facts call_now;
 struct call_scope {
@@ -405,6 +407,7 @@ akx_status facts_of(const akx_context *ctx, call_facts *f) {
   f->device = ctx->device;
   f->pdl_setting = akx__context_pdl(ctx);
   f->cc_major = ctx->info.cc_major;
+  f->shared_per_block = ctx->info.shared_per_block;
   f->capturing = 0;
   // A capturing stream takes plain launches (akx__launch_pdl): asked only when PDL is on.
   if (f->pdl_setting) AKX_TRY(capturing_now(ctx, &f->capturing));
@@ -440,18 +443,19 @@ akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), 
 // A kernel's attributes on the current device, read once and its opt-in attribute set once
 // (under the table's lock: src/core/launch_rules.c), so that no launch ever changes what
 // another thread's launch of the same kernel was checked against.
-akx_status fill_attributes(const void *kernel, const void *device, void *arg, akx__kernel_attributes *out) {
-  const int optin = *static_cast<const int *>(arg);
+struct fill_arg {
+  int smem_optin;
+  int64_t optin_max;  // the device's opt-in maximum per block, from its context
+};
+akx_status fill_attributes(const void *kernel, const void *, void *arg, akx__kernel_attributes *out) {
+  const fill_arg &g = *static_cast<const fill_arg *>(arg);
   cudaFuncAttributes attr;
   cudaError_t e = CU(cudaFuncGetAttributes(&attr, kernel));
   if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncGetAttributes");
   out->ptx_version = attr.ptxVersion;
   out->static_bytes = int64_t(attr.sharedSizeBytes);
   out->max_dynamic = int64_t(akx__static_shared_limit) - out->static_bytes;
-  int optin_max = 0;
-  e = CU(cudaDeviceGetAttribute(&optin_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, int(intptr_t(device))));
-  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaDeviceGetAttribute(MaxSharedMemoryPerBlockOptin)");
-  const int64_t value = akx__dynamic_smem_attribute(optin, optin_max, out->static_bytes);
+  const int64_t value = akx__dynamic_smem_attribute(g.smem_optin, g.optin_max, out->static_bytes);
   if (value >= 0) {
     e = CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(value)));
     if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
@@ -476,24 +480,12 @@ extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *k
                      kernel_name, threads, max_threads);
   const call_facts &f = call_now;
   akx__kernel_attributes a;
-  int optin = smem_optin;
+  fill_arg g{smem_optin, f.shared_per_block};
   AKX_TRY(akx__kernel_attributes_get(kernel, reinterpret_cast<const void *>(intptr_t(f.device)), fill_attributes,
-                                     &optin, &a));
+                                     &g, &a));
   // The driver counts the kernel's static shared memory and the launch's dynamic part against
-  // one limit: 48 KiB without the opt-in.
-  if (!smem_optin && smem_bytes + size_t(a.static_bytes) > size_t(akx__static_shared_limit))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic and %lld of static shared memory without "
-                     "the opt-in: above %d bytes together a kernel must be declared with "
-                     "smem_optin (the CUDA backend then sets "
-                     "cudaFuncAttributeMaxDynamicSharedMemorySize)",
-                     kernel_name, smem_bytes, (long long)a.static_bytes, akx__static_shared_limit);
-  if (smem_optin && int64_t(smem_bytes) > a.max_dynamic)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic shared memory, more than its "
-                     "cudaFuncAttributeMaxDynamicSharedMemorySize (%lld bytes: the device's opt-in "
-                     "maximum less its %lld bytes of static shared memory)",
-                     kernel_name, smem_bytes, (long long)a.max_dynamic, (long long)a.static_bytes);
+  // one limit: 48 KiB without the opt-in, the attribute with it (max_dynamic holds either).
+  AKX_TRY(akx__check_dynamic_smem(kernel_name, smem_optin, smem_bytes, &a));
   *pdl = akx__launch_pdl(f.pdl_setting, f.cc_major, a.ptx_version, f.capturing);
   ++api_calls;  // the cudaLaunchKernelEx that follows (include/akx/device.cuh)
   return AKX_SUCCESS;

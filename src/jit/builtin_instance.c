@@ -78,7 +78,7 @@ akx_status akx__builtin_entry(const akx_context *ctx, int family, akx_dtype src,
   snprintf(name, sizeof name, "akx_%s_%s_%s_%s_%s", akx__family_name(family), akx_dtype_name(src),
            akx_dtype_name(acc), akx__op_name(op), family == AKX__FAMILY_SCAN ? akx_dtype_name(dst) : "any");
   void *dl = NULL;
-  const akx_status s = akx__sim_module_open(name, text, 0, &dl);
+  const akx_status s = akx__sim_module_open(name, text, NULL, &dl);
   free(text);
   AKX_TRY(s);
   void *e = NULL;

@@ -594,7 +594,6 @@ void akx__nvrtc_result_free(akx__nvrtc_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-
 akx_status akx__nvrtc_compile_unit(akx__nvrtc_request *rq, akx__nvrtc_result *out) {
   const char **names, **texts;
   if (!akx__embedded_arrays(&names, &texts)) return akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");

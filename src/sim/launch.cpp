@@ -102,13 +102,7 @@ akx_status check_attribute(const runtime &rt, const launch_desc &d, const char *
   fill_arg f{&d, &rt};
   akx__kernel_attributes a;
   AKX_TRY(akx__kernel_attributes_get(d.kernel, rt.profile, fill_attributes, &f, &a));
-  if (int64_t(d.dyn_smem) > a.max_dynamic)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': %zu bytes of dynamic shared memory, more than its "
-                     "cudaFuncAttributeMaxDynamicSharedMemorySize (%lld bytes, set once per kernel "
-                     "and device for the whole process)",
-                     name, d.dyn_smem, (long long)a.max_dynamic);
-  return AKX_SUCCESS;
+  return akx__check_dynamic_smem(name, d.smem_optin, d.dyn_smem, &a);
 }
 
 // Blocks resident at once: the profile's occupancy (threads, registers, shared memory with
