@@ -12,12 +12,11 @@
  * a source string; the load function strdup's the bytes, so a handle shows which bytes it was
  * loaded from. Each test runs in a fresh directory under /tmp, named by AKX_CACHE_DIR, and puts
  * back every variable it changes. */
-#define _XOPEN_SOURCE 700 /* nftw, mkdtemp, pthread_barrier_t */
+#define _XOPEN_SOURCE 700 /* mkdtemp, pthread_barrier_t */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -30,6 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "tree.h"
 #include "error.h"
 #include "jit/cache.h"
 #include "jit/entries.h"
@@ -62,11 +62,6 @@ static void setup(void) {
   akx__jit_cache_reset_for_tests();
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
 static void teardown(void) {
   akx__jit_cache_reset_for_tests();
   for (int i = 0; i < handle_count; ++i) free(handles[i]);
@@ -77,7 +72,7 @@ static void teardown(void) {
     free(saved[i]);
     saved[i] = NULL;
   }
-  nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  tfx_remove_tree(tmp);
 }
 
 /* A test's own .init (cr_redirect_stderr below) runs besides these, not instead. */

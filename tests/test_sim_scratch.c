@@ -7,23 +7,18 @@
  * The compiler is a wrapper script (AKX_SIM_CXX) that notes its directory and $TMPDIR, then runs
  * the real one. Each test runs in its own process (Criterion), so the sim reads AKX_SIM_CXX,
  * TMPDIR and AKX_CACHE_DIR afresh. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, setenv */
+#define _XOPEN_SOURCE 700 /* mkdtemp, setenv */
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tree.h"
 #include "akx.h"
 
 static char root[64], tmpdir[128], cache[128], note[160];
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
 
 /* root/ holds the wrapper, its notes, a fresh TMPDIR and a fresh cache directory. */
 static void setup(void) {
@@ -45,7 +40,7 @@ static void setup(void) {
   setenv("AKX_SIM_CXX", wrapper, 1);
   setenv("TMPDIR", tmpdir, 1);
 }
-static void teardown(void) { nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void) { tfx_remove_tree(root); }
 TestSuite(sim_scratch, .init = setup, .fini = teardown, .timeout = 300);
 
 /* A source no other test compiles (so no cache has it), correct or broken. */

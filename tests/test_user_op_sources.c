@@ -14,13 +14,13 @@
  *   acc_type, not in generated code;
  * - an accumulator aligned to more than 16 bytes is refused, naming its type and alignment.
  * Each test points AKX_CACHE_DIR at a fresh directory before any context exists. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, setenv */
+#define _XOPEN_SOURCE 700 /* mkdtemp, setenv */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "tree.h"
 #include "akx.h"
 #include "jit/cache.h"
 #include "jit/compile_log.h"
@@ -30,11 +30,6 @@
 static char cache_dir[64];
 static akx_context *ctx;
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
 static void setup(void) {
   strcpy(cache_dir, "/tmp/akx-user-op-sources-XXXXXX");
   cr_assert(mkdtemp(cache_dir), "mkdtemp");
@@ -43,7 +38,7 @@ static void setup(void) {
 }
 static void teardown(void) {
   akx_context_destroy(ctx);
-  nftw(cache_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  tfx_remove_tree(cache_dir);
 }
 TestSuite(user_op_sources, .init = setup, .fini = teardown, .timeout = 600);
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tree.h"
 #include "akx.h"
 
 TestSuite(user_ops_cache, .timeout = 600);
@@ -141,11 +142,6 @@ static void fresh_cache_dir(void) {
   setenv("AKX_CACHE_DIR", dir, 1);
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-static void remove_dir(const char *d) { nftw(d, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 static int regular_files;
 static int count_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -186,7 +182,7 @@ Test(user_ops_cache, a_second_context_compiles_nothing) {
   cr_assert_eq(compiles_in(&second), 0, "the same desc in a new context compiled %llu times",
                (unsigned long long)compiles_in(&second));
   cr_assert_gt(second.after.memory_hits, second.before.memory_hits, "served from memory");
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 Test(user_ops_cache, a_new_process_hits_the_disk) {
@@ -202,7 +198,7 @@ Test(user_ops_cache, a_new_process_hits_the_disk) {
   cr_assert_eq(second.after.compiles, 0, "a new process compiled %llu times",
                (unsigned long long)second.after.compiles);
   cr_assert_gt(second.after.disk_hits, 0, "a new process loaded from disk");
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 Test(user_ops_cache, truncated_files_are_compiled_again) {
@@ -215,7 +211,7 @@ Test(user_ops_cache, truncated_files_are_compiled_again) {
   const report second = in_child(run_once);
   expect_ok(&second, "after truncation"); /* right results: nothing truncated was loaded */
   cr_assert_gt(second.after.compiles, 0, "the truncated files were compiled again");
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 Test(user_ops_cache, a_directory_others_can_write_is_not_used) {
@@ -227,7 +223,7 @@ Test(user_ops_cache, a_directory_others_can_write_is_not_used) {
   entries_below = 0;
   nftw(dir, count_entry, 16, FTW_PHYS);
   cr_assert_eq(entries_below, 0, "%d entries written into the 0777 directory %s", entries_below, dir);
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 /* The other op, made by a process whose cache directory is dir/b/cache. */
@@ -282,7 +278,7 @@ Test(user_ops_cache, a_chdir_after_the_first_use_does_not_move_a_relative_direct
   regular_files = 0;
   nftw(path, count_one, 16, FTW_PHYS);
   cr_assert_gt(regular_files, 0, "both ops' files in %s", path);
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 /* ---- threads -------------------------------------------------------------------------------------- */
@@ -335,7 +331,7 @@ static uint64_t compiles_alone(void) {
   fresh_cache_dir();
   const report alone = in_child(run_once);
   expect_ok(&alone, "alone");
-  remove_dir(dir);
+  tfx_remove_tree(dir);
   fresh_cache_dir();
   return compiles_in(&alone);
 }
@@ -346,7 +342,7 @@ Test(user_ops_cache, two_threads_creating_one_op_compile_once) {
   expect_ok(&both, "two threads");
   cr_assert_eq(compiles_in(&both), alone, "two threads compiled %llu times, one thread alone %llu",
                (unsigned long long)compiles_in(&both), (unsigned long long)alone);
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
 
 /* Two processes starting at once on an empty directory (MPI ranks of one node asking for the
@@ -397,5 +393,5 @@ Test(user_ops_cache, two_processes_at_once_compile_once) {
   nftw(dir, count_one, 16, FTW_PHYS);
   cr_assert_eq(entries_below, regular_files, "%d entries in %s, %d of them cache files: a lock file "
                "or a directory was left", entries_below, dir, regular_files);
-  remove_dir(dir);
+  tfx_remove_tree(dir);
 }
