@@ -19,7 +19,7 @@
 
 // The library's kernel templates, for their registers: found when akx-bench has the source root
 // on its include path (bench/CMakeLists.txt).
-#if __has_include("include/akx/reduce_whole.cuh")
+#if __has_include("kernels/akx/reduce_whole.cuh")
 #include "akx/reduce_whole.cuh"
 #define AKX_BENCH_KERNEL_HEADERS 1
 #endif

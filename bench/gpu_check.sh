@@ -335,7 +335,7 @@ else
 fi
 
 # ---- the rest of the test suite on the CUDA backend ---------------------------------------------
-# Among them: test_complex_abs holds the GPU's complex ABS to include/akx/hypot.cuh's bits;
+# Among them: test_complex_abs holds the GPU's complex ABS to kernels/akx/hypot.cuh's bits;
 # kernel_resources reads the sm_90 build's registers and spills (cuobjdump, from the toolkit);
 # test_cuda_api_calls bounds the CUDA API calls of a warm call. Not CTEST_EXCLUDE (above).
 # 4 programs at once, each with the 2 Criterion workers its ctest entry asks for (--jobs 2,

@@ -51,7 +51,7 @@ typedef struct {
   uint64_t dependent_steps;    /* longest release->acquire chain between blocks of a launch,
                                   summed over launches (the model's latency term) */
   int32_t fits_l2;
-  /* Programmatic dependent launch (sm_90+ profiles unless AKX_PDL=0; include/akx/device.cuh):
+  /* Programmatic dependent launch (sm_90+ profiles unless AKX_PDL=0; kernels/akx/device.cuh):
    * launches made so (the model overlaps their launch with the kernel before), and blocks
    * whose thread 0 called grid_dependency_wait() / grid_dependents_launch(). */
   uint64_t pdl_launches;

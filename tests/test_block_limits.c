@@ -1,4 +1,4 @@
-/* Block sizes and the kernels' launch bounds (include/akx/block_limits.h): every kernel is
+/* Block sizes and the kernels' launch bounds (kernels/akx/block_limits.h): every kernel is
  * compiled for at most its family's largest block, and
  *  - a block_size override above it is refused before anything is launched or written, with
  *    a sentence naming the bound and where it comes from;
@@ -24,7 +24,7 @@ static void expect_bound_sentence(int32_t bs, int32_t bound) {
   cr_expect(strstr(e, want) != NULL, "%s", e);
   snprintf(want, sizeof want, "__launch_bounds__(%d)", (int)bound);
   cr_expect(strstr(e, want) != NULL, "%s", e);
-  cr_expect(strstr(e, "include/akx/block_limits.h") != NULL, "%s", e);
+  cr_expect(strstr(e, "kernels/akx/block_limits.h") != NULL, "%s", e);
 }
 
 static float *ramp(akx_context *ctx, float *host) {

@@ -1,5 +1,5 @@
 /* Complex ABS (|z|, the map of akx_mapreduce / akx_reduce_dims) gives the same bits on every
- * backend: include/akx/hypot.cuh's formula, built from correctly rounded +, -, *, / and sqrt, no
+ * backend: kernels/akx/hypot.cuh's formula, built from correctly rounded +, -, *, / and sqrt, no
  * fused multiply-add. Checked element by element (a reduce_dims that keeps every dim: one
  * output per source element) against
  *  - an independent transcription of the same formula here, bit for bit;
@@ -19,7 +19,7 @@
 #include "akx.h"
 #include "fixture.h"
 
-/* ---- the formula, transcribed from include/akx/hypot.cuh's steps (no code shared) ------------ */
+/* ---- the formula, transcribed from kernels/akx/hypot.cuh's steps (no code shared) ------------ */
 static float sq_err_f(float a, float sq) {
   const float c = 4097.0f * a, hi = c - (c - a), lo = a - hi;
   return ((hi * hi - sq) + 2 * hi * lo) + lo * lo;

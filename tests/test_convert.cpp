@@ -1,4 +1,4 @@
-// Conversions between element types (include/akx/convert.cuh), the code the kernels run, against
+// Conversions between element types (kernels/akx/convert.cuh), the code the kernels run, against
 // the host reference (long double, 64 significant bits: exact for every 64-bit integer).
 // Integers round to float16/bfloat16/float32 once, to nearest even: ties above 2^53 are
 // where a detour through double rounds twice.

@@ -1,4 +1,4 @@
-// include/akx/divide.cuh: the kernels' index division (no call of the 64-bit division routine, so
+// kernels/akx/divide.cuh: the kernels' index division (no call of the 64-bit division routine, so
 // no spills) against the host's `/`, on both of its paths: operands below 2^32 (the 32-bit
 // division) and above (shift and subtract), at the boundaries of each, and the mixed-radix
 // offsets every kernel computes with it against a digit-by-digit reference.

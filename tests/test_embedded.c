@@ -1,5 +1,7 @@
 /* The kernel headers libakx embeds (src/jit/embedded.h) are the tree's, byte for byte: every
- * file of include/akx/ and include/akx.h, each found by name, nothing else, in strcmp order. */
+ * file of kernels/akx/, include/akx.h and the sim's module prelude, each found by name, nothing
+ * else, in strcmp order; and they are self-contained, so that the run-time kernels' cache key
+ * (their bytes) does not move with anything outside them, such as the sim's register table. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -21,9 +23,19 @@ static char *read_file(const char *path, size_t *size) {
   return buf;
 }
 
+/* Where the tree holds the file an #include names. */
+static void tree_path(const char *name, char *path, size_t cap) {
+  if (strncmp(name, "akx/", 4) == 0)
+    snprintf(path, cap, "%s/kernels/%s", AKX_SOURCE_DIR, name);
+  else if (strcmp(name, "sim_module.inl") == 0)
+    snprintf(path, cap, "%s/src/jit/%s", AKX_SOURCE_DIR, name);
+  else
+    snprintf(path, cap, "%s/include/%s", AKX_SOURCE_DIR, name);
+}
+
 static void check_same(const char *name) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/include/%s", AKX_SOURCE_DIR, name);
+  tree_path(name, path, sizeof path);
   const akx__embedded_file *e = akx__embedded_find(name);
   cr_assert_not_null(e, "%s is not embedded", name);
   size_t size;
@@ -36,7 +48,7 @@ static void check_same(const char *name) {
 
 Test(embedded, every_kernel_header_is_the_trees) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/include/akx", AKX_SOURCE_DIR);
+  snprintf(dir, sizeof dir, "%s/kernels/akx", AKX_SOURCE_DIR);
   DIR *d = opendir(dir);
   cr_assert_not_null(d, "cannot open %s", dir);
   int files = 0;
@@ -49,9 +61,33 @@ Test(embedded, every_kernel_header_is_the_trees) {
   }
   closedir(d);
   check_same("akx.h");
-  cr_assert_gt(files, 20, "only %d files in include/akx", files);
-  cr_assert_eq(akx__embedded_file_count, files + 1, "%d embedded, %d in the tree",
-               akx__embedded_file_count, files + 1);
+  check_same("sim_module.inl");
+  cr_assert_gt(files, 20, "only %d files in kernels/akx", files);
+  cr_assert_eq(akx__embedded_file_count, files + 2, "%d embedded, %d in the tree",
+               akx__embedded_file_count, files + 2);
+}
+
+/* Every quoted #include of an embedded file names an embedded file (or is a system header in
+ * <>): a run-time compile sees only these bytes, and the cache key is their hash. The sim's
+ * register table (src/sim/kernel_resources.inc), regenerated from every CUDA build, is not
+ * among them, so regenerating it leaves every user's kernel cache valid. */
+Test(embedded, self_contained_and_without_the_register_table) {
+  int includes = 0;
+  for (int i = 0; i < akx__embedded_file_count; ++i) {
+    const akx__embedded_file *f = &akx__embedded_files[i];
+    cr_assert_null(strstr(f->name, "kernel_resources.inc"), "%s is embedded", f->name);
+    cr_assert_null(strstr(f->name, "_instances.inl"), "%s (build-only) is embedded", f->name);
+    for (const char *p = f->text; (p = strstr(p, "#include \"")); ++p) {
+      const char *name = p + strlen("#include \"");
+      const char *end = strchr(name, '"');
+      cr_assert_not_null(end);
+      char inc[256];
+      snprintf(inc, sizeof inc, "%.*s", (int)(end - name), name);
+      cr_assert_not_null(akx__embedded_find(inc), "%s includes \"%s\", which is not embedded", f->name, inc);
+      ++includes;
+    }
+  }
+  cr_assert_gt(includes, 30, "only %d includes read", includes);
 }
 
 Test(embedded, sorted_and_found_by_name_only) {

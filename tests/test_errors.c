@@ -278,7 +278,7 @@ Test(errors, tuning_overrides) {
   o.target_blocks = -1;
   mr_expect(&e, e.ctx, &v, ID, AKX_OP_ADD, &o, AKX_HOST, 0, INV, "target_blocks -1", "block",
             NULL);
-  /* the good ones pass: 32 up to the reduction kernels' launch bounds (include/akx/block_limits.h;
+  /* the good ones pass: 32 up to the reduction kernels' launch bounds (kernels/akx/block_limits.h;
    * tests/test_block_limits.c refuses the sizes above them) */
   o = akx_reduce_opts_default();
   o.block_size = 32;

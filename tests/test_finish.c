@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "launch/route.h"
 #include "fixture.h"
 #include "internal.h"
 
@@ -46,7 +47,7 @@ Test(finish, launcher_refuses_a_dst_dtype_it_cannot_store) {
   p.blocks = 1;
   p.finish.dst = dst;
   p.finish.dst_dtype = 77;
-  cr_expect_eq(ctx->be->reduce_whole(ctx, &p), AKX_ERROR_INTERNAL, "%s", akx_last_error());
+  cr_expect_eq(akx__launch(ctx, akx__reduce_whole_combination(&p), &p), AKX_ERROR_INTERNAL, "%s", akx_last_error());
   cr_expect(strstr(akx_last_error(), "77") != NULL, "%s", akx_last_error());
   tfx_free(ctx, dst);
   tfx_free(ctx, src);

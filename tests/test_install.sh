@@ -82,7 +82,7 @@ run "pkg-config akx-static" "$tmp/pc_static" no
 cxx=${CXX_FOR_CUH:-c++}
 step "4. include/akx.cuh with $cxx (the sim), libakx.a"
 for f in include/akx.cuh include/akx/device.cuh include/akx/sim_device.hpp include/akx/plan.h \
-         include/akx/dtype_list.h include/akx/kernel_resources.inc include/akx/fail.h; do
+         include/akx/dtype_list.h include/akx/fail.h; do
   grep -qx -- "$f" "$tmp/files" || fail "$f was not installed"
 done
 # shellcheck disable=SC2046

@@ -282,7 +282,7 @@ Test(instance, text_compiles_with_the_host_compiler, .timeout = 120) {
   cr_assert_eq(system(rm), 0);
 }
 
-/* The prebuilt sets (include/akx/dtypes.cuh): nvcc's holds exactly the AUTO accumulators
+/* The prebuilt sets (kernels/akx/dtypes.cuh): nvcc's holds exactly the AUTO accumulators
  * (tests/support/reference.c's rule) of bool, int32, int64, float16, bfloat16, float32 and
  * float64 sources, for scans stored to the accumulator's dtype or the source's; the sim's holds
  * everything nvcc's does, so that a sim build runs every kernel a CUDA build prebuilds. */

@@ -1,4 +1,4 @@
-// include/akx/kernel_resources.inc (ptxas's sm_90 registers and static shared memory of every
+// src/sim/kernel_resources.inc (ptxas's sm_90 registers and static shared memory of every
 // built-in kernel instance, checked against each CUDA build by the kernel_resources ctest) as
 // the sim reads it: every row is found by the launchers' lookup (the generator's order is the
 // search's), a launch takes its instance's figures, and a kernel the table does not hold keeps
@@ -45,7 +45,7 @@ Test(kernel_resources, launches_take_their_instances_figures) {
   cr_expect_eq(c.static_smem, t->static_smem);
   cr_expect_str_eq(c.name, "reduce_dims_columns");
   // Static shared memory as the kernel declares it: 32 partials of the block reduction and the
-  // int that tells the block it was the last to finish (include/akx/reduce_whole.cuh).
+  // int that tells the block it was the last to finish (kernels/akx/reduce_whole.cuh).
   cr_expect_eq(r->static_smem, 32 * (int)sizeof(float) + (int)sizeof(int));
 }
 

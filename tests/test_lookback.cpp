@@ -1,4 +1,4 @@
-// include/akx/lookback.cuh itself (the scan's deterministic Fenwick look-back), on the sim:
+// kernels/akx/lookback.cuh itself (the scan's deterministic Fenwick look-back), on the sim:
 //  - with its release/acquire order: right prefixes under every schedule, in tile order (a
 //    non-commutative operator), and tiles really waited on nodes not yet published;
 //  - with a planted broken order (the flag published by a plain store, or by a relaxed store
@@ -162,7 +162,7 @@ Test(lookback, relaxed_flag_without_fence_is_caught, .timeout = 120) {
 // Another call's reset of the status in the middle of this launch (two contexts handed one
 // caller workspace, which akx_context_set_workspace now refuses): the ticket counter restarts
 // past tile 0, so no block ever takes tile 0 and every later tile polls for a flag nobody
-// sets. On a GPU that hangs (a debug build traps: include/akx/device.cuh, poll_bound); the sim
+// sets. On a GPU that hangs (a debug build traps: kernels/akx/device.cuh, poll_bound); the sim
 // must report it as a livelock at the look-back's poll, in every build, under every schedule.
 AKX_GLOBAL void lookback_after_reset_probe(probe_args a) {
   const akx::lookback_status<affine> st = akx::lookback_status<affine>::at(a.status, a.tiles);

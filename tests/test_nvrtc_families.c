@@ -174,7 +174,7 @@ ParameterizedTest(combination *c, nvrtc_families, cubin_and_ptx, .timeout = 600)
 }
 
 /* A kernel's lowered name is nvcc's for the same instance: int64_t is long here as in glibc
- * (include/akx/std.cuh), so scan_init<lookback_header>(lookback_header *, uint32_t *, int64_t)
+ * (kernels/akx/std.cuh), so scan_init<lookback_header>(lookback_header *, uint32_t *, int64_t)
  * ends in "Pjl", and the tile kernel's (policy, status, tiles, items, layout, epoch, status
  * slots) in "Ejl" (cuobjdump -symbols build/libakx.so lists the same names). */
 Test(nvrtc_families, lowered_names_are_nvccs) {
@@ -191,7 +191,7 @@ Test(nvrtc_families, lowered_names_are_nvccs) {
 }
 
 /* Without NDEBUG (the debug preset's kernels) every poll loop is bounded: printf, then trap
- * (include/akx/device.cuh, poll_bound). NVRTC has printf built in; the PTX shows both. */
+ * (kernels/akx/device.cuh, poll_bound). NVRTC has printf built in; the PTX shows both. */
 Test(nvrtc_families, debug_polls_compile, .timeout = 600) {
   require_nvrtc();
   akx__instance_key k = {AKX__FAMILY_SCAN, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD};

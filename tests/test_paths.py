@@ -5,8 +5,8 @@ Reads README.md, docs/*.md and bench/RESULTS.md whole, and only the comments of 
 build and script files (C, C++, CUDA, CMake, shell, Python; string literals and code are
 left out), and collects the path-like tokens in them:
   - a token that starts with a top-level directory of the repository (src/,
-    include/, tests/, bench/, docs/, cmake/, .ci/), e.g. src/core/validate.c,
-    include/akx/scan_tile.cuh, tests/support/, include/akx/*.cuh (a glob: at least one match);
+    include/, kernels/, tests/, bench/, docs/, cmake/, .ci/), e.g. src/core/validate.c,
+    kernels/akx/scan_tile.cuh, tests/support/, kernels/akx/*.cuh (a glob: at least one match);
   - a bare file name with a source, script or Markdown extension (validate.c, runtime.hpp,
     RESULTS.md, *_instances.inl): some file of that name somewhere in the tree.
 A token preceded by a letter, a digit, '.', '/' or '-' is part of something longer (a URL,
@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-TOP_DIRS = ("src", "include", "tests", "bench", "docs", "cmake", ".ci")
+TOP_DIRS = ("src", "include", "kernels", "tests", "bench", "docs", "cmake", ".ci")
 
 # Tokens that look like repository paths or file names but are not meant to be in a checkout,
 # each with its reason. (Generated sources live in the build directory, build*/gen/, which

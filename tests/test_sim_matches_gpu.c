@@ -2,7 +2,7 @@
  * a sim context whose profile is that GPU (same compute capability, SM count and threads per
  * SM, so that both choose the same plan) give identical bytes. Float sums and squares (no
  * fused multiply-add on either side: CMakeLists.txt), complex products and moduli
- * (include/akx/hypot.cuh), scans, reductions along dims. Needs a CUDA device; skipped without one,
+ * (kernels/akx/hypot.cuh), scans, reductions along dims. Needs a CUDA device; skipped without one,
  * and where no sim profile stands for the device (AKX_SIM_DEVICE names the profiles). */
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -1,5 +1,7 @@
-// Kernels the sim compiles at run time (src/jit/sim_module.h, AKX_KERNELS=runtime):
-// - the text it compiles is the text CMake compiled the prebuilt kernels from;
+// Kernels the sim compiles at run time (src/jit/sim_module.h, AKX_KERNELS=runtime), one unit
+// per combination (src/jit/builtin_instance.h):
+// - a unit's entry calls the family's launcher (the family list, src/core/families.h) after
+//   the kernels the instance generator instantiates;
 // - a run-time kernel gives the prebuilt one's bits and the same sim counters (launches,
 //   blocks, requests, sectors, wavefronts) on a strided 3-d reduction along dims, a whole
 //   reduction and a scan along the middle dim;
@@ -20,6 +22,7 @@
 #include "akx.h"
 #include "akx_sim.h"
 extern "C" {
+#include "src/jit/builtin_instance.h"
 #include "src/jit/cache.h"
 #include "src/jit/sim_module.h"
 }
@@ -113,29 +116,39 @@ void same_traffic(const akx_sim_traffic &a, const akx_sim_traffic &b, const char
 
 }  // namespace
 
-Test(sim_module, the_text_is_cmakes) {
-  if (!AKX_PREBUILT) cr_skip("built with AKX_PREBUILT=OFF: CMake generated no kernel text");
-  const char *families[][2] = {{"reduce_whole", "reduce_whole"}, {"reduce_dims", "reduce_dims"},
-                               {"scan", "scan"}, {"findall", "scan"}};
-  const char *names[] = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                         "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128"};
-  for (auto &f : families)
-    for (int t = 0; t < AKX_DTYPE_COUNT; ++t) {
-      char *text = nullptr;
-      cr_assert_eq(akx__sim_module_source(f[0], t, &text), AKX_SUCCESS, "%s", akx_last_error());
-      const std::string path = std::string(AKX_BINARY_DIR) + "/gen/sim_" + f[1] + "_" + names[t] + ".cpp";
-      FILE *in = fopen(path.c_str(), "rb");
-      cr_assert_not_null(in, "%s is missing", path.c_str());
-      std::string file;
-      char buf[4096];
-      for (size_t k; (k = fread(buf, 1, sizeof buf, in)) > 0;) file.append(buf, k);
-      fclose(in);
-      cr_assert_str_eq(text, file.c_str(), "%s for %s differs from %s", f[0], names[t], path.c_str());
-      free(text);
-    }
+Test(sim_module, a_units_entry_calls_its_familys_launcher) {
+  struct {
+    int family;
+    akx_dtype src, dst, acc;
+    akx_op op;
+    const char *call, *kernel;
+  } cases[] = {
+      {AKX__FAMILY_REDUCE_WHOLE, AKX_INT16, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD,
+       "return ::akx::reduce_whole_launch<int16_t, int64_t, ::akx::op_add>(*p, stream);",
+       "akx::reduce_whole_partials<int64_t, ::akx::op_add>"},
+      {AKX__FAMILY_REDUCE_DIMS, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_FLOAT64, AKX_OP_MAX,
+       "return ::akx::reduce_dims_launch<float, double, ::akx::op_max>(*p, stream);",
+       "akx::reduce_dims_tile_kernel<float, double, ::akx::op_max>"},
+      {AKX__FAMILY_SCAN, AKX_UINT8, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_OP_MUL,
+       "return ::akx::scan_launch<uint8_t, float, uint64_t, ::akx::op_mul>(*p, stream);",
+       "akx::scan_columns_carry<::akx::op_mul, uint64_t>"},
+      {AKX__FAMILY_FINDALL, AKX_BOOL, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD,
+       "return ::akx::findall_launch<bool>(*p, stream);", "akx::scan_tile_kernel<::akx::findall_policy<bool>>"},
+  };
+  for (auto &c : cases) {
+    char *text = nullptr;
+    cr_assert_eq(akx__builtin_unit_text(c.family, c.src, c.dst, c.acc, c.op, &text), AKX_SUCCESS, "%s",
+                 akx_last_error());
+    cr_assert(strstr(text, c.call), "%s: no \"%s\" in\n%s", akx__family_name(c.family), c.call, text);
+    cr_assert(strstr(text, c.kernel), "%s: no %s in\n%s", akx__family_name(c.family), c.kernel, text);
+    cr_assert(strstr(text, "AKX_MODULE_EXPORT akx_status akx_unit_entry(const void *plan, void *stream)"), "%s", text);
+    free(text);
+  }
   char *text = nullptr;
-  cr_assert_eq(akx__sim_module_source("sort", AKX_FLOAT32, &text), AKX_ERROR_INTERNAL);
-  cr_assert_eq(akx__sim_module_source("scan", AKX_DTYPE_COUNT, &text), AKX_ERROR_INTERNAL);
+  cr_assert_eq(akx__builtin_unit_text(AKX__FAMILY_COUNT, AKX_FLOAT32, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD, &text),
+               AKX_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(akx__builtin_unit_text(AKX__FAMILY_SCAN, (akx_dtype)AKX_DTYPE_COUNT, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD, &text),
+               AKX_ERROR_INVALID_ARGUMENT);
 }
 
 Test(sim_module, run_time_kernels_are_the_prebuilt_ones) {
@@ -174,18 +187,21 @@ Test(sim_module, compiled_once_per_process_and_once_per_machine) {
   void *entry = nullptr, *again = nullptr;
   akx_context *ctx = open_sim("runtime");
   akx__jit_cache_counters(&c0);
-  cr_assert_eq(akx__sim_module_entry("reduce_whole", AKX_INT16, &entry), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_REDUCE_WHOLE, AKX_INT16, AKX_DTYPE_AUTO, AKX_INT64, AKX_OP_ADD, &entry),
+               AKX_SUCCESS, "%s", akx_last_error());
   akx__jit_cache_counters(&c1);
   cr_assert_eq(c1.compiles - c0.compiles, 1);
   cr_assert_eq(c1.disk_writes - c0.disk_writes, 1);
-  cr_assert_eq(akx__sim_module_entry("reduce_whole", AKX_INT16, &again), AKX_SUCCESS);
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_REDUCE_WHOLE, AKX_INT16, AKX_DTYPE_AUTO, AKX_INT64, AKX_OP_ADD, &again),
+               AKX_SUCCESS, "%s", akx_last_error());
   akx__jit_cache_counters(&c2);
   cr_assert_eq(again, entry);
   cr_assert_eq(c2.compiles, c1.compiles, "a second ask compiled again");
   cr_assert_eq(c2.memory_hits - c1.memory_hits, 1);
   // A new process: the memory cache is gone, the file is there.
   akx__jit_cache_reset_for_tests();
-  cr_assert_eq(akx__sim_module_entry("reduce_whole", AKX_INT16, &again), AKX_SUCCESS);
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_REDUCE_WHOLE, AKX_INT16, AKX_DTYPE_AUTO, AKX_INT64, AKX_OP_ADD, &again),
+               AKX_SUCCESS, "%s", akx_last_error());
   akx__jit_cache_counters(&c3);
   cr_assert_eq(c3.compiles, 0);
   cr_assert_eq(c3.disk_hits, 1);
@@ -209,7 +225,9 @@ Test(sim_module, compiled_once_per_process_and_once_per_machine) {
 Test(sim_module, a_truncated_file_is_compiled_again) {
   const std::string dir = fresh_cache_dir();
   void *entry = nullptr;
-  cr_assert_eq(akx__sim_module_entry("findall", AKX_BOOL, &entry), AKX_SUCCESS, "%s", akx_last_error());
+  akx_context *ctx = open_sim("runtime");
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_FINDALL, AKX_BOOL, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD, &entry),
+               AKX_SUCCESS, "%s", akx_last_error());
   DIR *d = opendir(dir.c_str());
   std::string file;
   for (dirent *e; (e = readdir(d));)
@@ -218,7 +236,9 @@ Test(sim_module, a_truncated_file_is_compiled_again) {
   cr_assert(!file.empty(), "no module file in %s", dir.c_str());
   cr_assert_eq(truncate(file.c_str(), 1000), 0);
   akx__jit_cache_reset_for_tests();
-  cr_assert_eq(akx__sim_module_entry("findall", AKX_BOOL, &entry), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_FINDALL, AKX_BOOL, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD, &entry),
+               AKX_SUCCESS, "%s", akx_last_error());
+  akx_context_destroy(ctx);
   akx__jit_counters c;
   akx__jit_cache_counters(&c);
   cr_assert_eq(c.disk_rejects, 1);
@@ -231,11 +251,12 @@ Test(sim_module, a_missing_compiler_is_a_sentence) {
   const std::string dir = fresh_cache_dir();
   setenv("AKX_SIM_CXX", "/nonexistent/c++", 1);
   void *entry = nullptr;
-  cr_assert_eq(akx__sim_module_entry("scan", AKX_FLOAT64, &entry), AKX_ERROR_UNSUPPORTED);
+  akx_context *ctx = open_sim("runtime");
+  cr_assert_eq(akx__builtin_entry(ctx, AKX__FAMILY_SCAN, AKX_FLOAT64, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD, &entry),
+               AKX_ERROR_UNSUPPORTED);
   cr_assert(strstr(akx_last_error(), "/nonexistent/c++") && strstr(akx_last_error(), "AKX_SIM_CXX"), "%s",
             akx_last_error());
   // Through the API: the call is refused, nothing launched.
-  akx_context *ctx = open_sim("runtime");
   double host[4] = {1, 2, 3, 4}, got = 0;
   void *src = nullptr;
   cr_assert_eq(akx_malloc(ctx, &src, sizeof host), AKX_SUCCESS);

@@ -253,7 +253,7 @@ Test(sim_order, last_block_by_blockidx_is_caught) {
   cr_expect_gt(caught, 0, "summing in the block of the last index was never caught");
 }
 
-// ---- last_to_arrive (include/akx/reduce_dims.cuh) --------------------------------------------
+// ---- last_to_arrive (kernels/akx/reduce_dims.cuh) --------------------------------------------
 // The split dims finish's ticket, as the kernels call it: every thread of a block of 64 parks
 // a value, the block takes the ticket, and the last block's threads sum every block's values.
 // Planted copies drop one of its two fences: without the release (before the atomic) the

@@ -8,6 +8,7 @@
 #include "akx.h"
 #include "akx/plan.h"
 #include "device_profile.h"
+#include "families.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,7 +30,7 @@ typedef struct {
                            scans' reset kernel, the reductions' second pass (as before one
                            launch per call: for comparisons) */
 } akx__settings;
-/* Whether ctx's launches are programmatic dependent launches (include/akx/device.cuh): the
+/* Whether ctx's launches are programmatic dependent launches (kernels/akx/device.cuh): the
  * device (or the sim's profile) is sm_90+ and AKX_PDL is not 0. */
 int akx__context_pdl(const akx_context *ctx);
 /* Where a launch takes its kernels: the prebuilt ones where the build has them, or one
@@ -40,8 +41,8 @@ akx_status akx__read_settings(akx__settings *s);
 struct akx_context;
 /* Whether a launch on ctx takes a prebuilt kernel, given whether the backend's prebuilt set
  * holds its combination (in_set): the device runs the build's prebuilt kernels and
- * AKX_KERNELS does not ask for run-time ones. The one rule both backends and
- * akx__kernels_prepare follow (src/core/settings.c). */
+ * AKX_KERNELS does not ask for run-time ones (src/core/settings.c; the routing,
+ * src/launch/route.h, asks it). */
 int akx__prebuilt_serves(const struct akx_context *ctx, int in_set);
 
 struct akx_context {
@@ -70,7 +71,7 @@ struct akx_context {
     int held;
     uintptr_t held_lo, held_hi;
     struct akx_context *next_holder;
-    /* The look-back status at the buffer's start (include/akx/lookback.cuh) as the last call
+    /* The look-back status at the buffer's start (kernels/akx/lookback.cuh) as the last call
      * left it (src/core/workspace.c, akx__workspace_lookback): the last call's epoch, and
      * status_tiles > 0 when the header's ticket is 0 and flags [0, status_tiles) hold 0 or
      * an epoch since the last reset; 0 when the bytes there may be anything. */
@@ -85,7 +86,7 @@ struct akx_context {
      * the status and the ticket are never trusted (a reset, the two-launch reduction). */
     int graphed;
   } ws;
-  /* User ops created on this context (src/core/user_ops.c), and the library's ARGMIN/ARGMAX
+  /* User ops created on this context (src/jit/user_ops.c), and the library's ARGMIN/ARGMAX
    * for each source dtype (created at first use), guarded by `lock`. */
   struct akx__user_op **user_ops;
   size_t n_user_ops, cap_user_ops;
@@ -93,6 +94,12 @@ struct akx_context {
    * belong to one call at a time. Recursive, so a call may use another entry point. */
   pthread_mutex_t lock;
 };
+
+/* What a launch takes (src/launch/route.h): a prebuilt entry, or a unit compiled at run time. */
+typedef struct {
+  akx_status (*prebuilt)(const void *plan, void *stream); /* the prebuilt entry, or NULL */
+  void *unit;                                             /* else the backend's run-time unit */
+} akx__entry;
 
 struct akx__backend {
   akx_backend kind;
@@ -116,14 +123,21 @@ struct akx__backend {
   /* 1 when [p, p + bytes) lies in memory this context's device can address (the sim: inside
    * one akx_malloc allocation; CUDA: cudaPointerGetAttributes of both ends), 0 otherwise. */
   int (*is_device_range)(const akx_context *ctx, const void *p, size_t bytes);
-  /* Launches the passes of a whole-array reduction on the context's stream. */
-  akx_status (*reduce_whole)(akx_context *ctx, const akx__reduce_whole_plan *plan);
-  /* Launches the passes of a reduction along dims on the context's stream. */
-  akx_status (*reduce_dims)(akx_context *ctx, const akx__reduce_dims_plan *plan);
-  /* Launches a scan (src/scan/scan.c's plan) on the context's stream. */
-  akx_status (*scan)(akx_context *ctx, const akx__scan_plan *plan);
-  /* Launches findall; the total is left at the head of plan->status. */
-  akx_status (*findall)(akx_context *ctx, const akx__findall_plan *plan);
+  /* 1 and the start and size of the allocation holding byte p where the backend knows it (the
+   * sim: its akx_malloc block), else 0: for the sentence of a range that starts inside a block
+   * and runs past its end. */
+  int (*allocation_of)(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
+  /* Launches plan, a plan of `family` (src/core/families.h), on the context's stream through
+   * the entry the routing chose (src/launch/route.h). */
+  akx_status (*launch)(akx_context *ctx, int family, const akx__entry *entry, const void *plan);
+  /* The run-time unit of c on this context: compiled (the sim: the host compiler; CUDA: NVRTC
+   * for the device's architecture) and loaded at its first use, then found in the table of
+   * run-time entries (src/jit/entries.h). The sim's is an akx__launcher; the CUDA backend's a
+   * loaded module, which its launch takes through the family's run-time launch. */
+  akx_status (*runtime_unit)(const akx_context *ctx, const akx__combination *c, void **unit);
+  /* The sim's runtime table (kernels/akx/sim_device.hpp, AKX_SIM_RUNTIME), handed to every
+   * module the sim compiles at run time (src/jit/sim_module.h); NULL on CUDA. */
+  const void *(*module_runtime)(void);
   /* Runs fn(stream, workspace, arg) with the context's device current (the sim: launches
    * attributed to ctx). For akx_context_run. */
   akx_status (*run)(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
@@ -135,9 +149,6 @@ struct akx__backend {
 static inline int akx__context_arch(const akx_context *ctx) { return ctx->info.cc_major * 10 + ctx->info.cc_minor; }
 
 extern const akx__backend akx__backend_sim;
-/* A sim context's akx_malloc block holding byte p: 1 and its start and size, else 0. For the
- * sentence of a range that starts inside a block and runs past its end. */
-int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
 /* The sim has no streams: this marks a sim context's stream as capturing a graph (1) or not
  * (0), so that tests see the decisions a CUDA context makes under cudaStreamBeginCapture
  * (launches still run at once). AKX_ERROR_INVALID_ARGUMENT for a context not of the sim. */
@@ -148,29 +159,11 @@ akx_status akx__sim_set_capturing(akx_context *ctx, int capturing);
 akx_status akx__sim_interrupt_after(akx_context *ctx, uint64_t blocks);
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
 
-/* Kernel launchers, compiled from the same kernel source once per backend
- * (src/core/kernel_entries.cpp). They launch on `stream` and check every launch. */
-akx_status akx__sim_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
-akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream);
-akx_status akx__sim_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
-akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream);
-akx_status akx__sim_scan_launch(const akx__scan_plan *plan, void *stream);
-akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream);
-akx_status akx__sim_findall_launch(const akx__findall_plan *plan, void *stream);
-akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream);
-
-/* The CUDA backend's launches of kernels compiled at run time (src/cuda/runtime_kernels.cu):
- * a combination outside the prebuilt set, a user op, or every kernel under AKX_KERNELS=runtime
- * or -DAKX_PREBUILT=OFF. */
-akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__reduce_whole_plan *plan);
-akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const akx__reduce_dims_plan *plan);
-akx_status akx__cuda_runtime_scan(const akx_context *ctx, const akx__scan_plan *plan);
-akx_status akx__cuda_runtime_findall(const akx_context *ctx, const akx__findall_plan *plan);
-/* Compiles (NVRTC) and loads the module a launch of that combination will take, before the
- * call changes any state (src/jit/builtin_instance.h, akx__kernels_prepare). op: a built-in
- * akx_op or a user op's id (acc then unread). */
-akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc,
-                                     int32_t op);
+/* The CUDA backend's launch of a plan through a run-time module (src/cuda/runtime_kernels.cu:
+ * each family's akx__cuda_runtime_<name>, from the family list). */
+akx_status akx__cuda_runtime_launch(const akx_context *ctx, int family, const void *module, const void *plan);
+/* The CUDA backend's run-time unit (akx__backend.runtime_unit): the loaded module of c. */
+akx_status akx__cuda_runtime_unit(const akx_context *ctx, const akx__combination *c, void **module);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
  *    launch_us: a launch's fixed cost when the kernel before it in the stream has ended);
  *  - pdl_overlap_us: the part of launch_us that a programmatic dependent launch hides behind
  *    the kernel before it (the dependent grid is launched and its blocks scheduled while that
- *    kernel's last blocks run; include/akx/device.cuh): an estimate, half the launch. Neither
+ *    kernel's last blocks run; kernels/akx/device.cuh): an estimate, half the launch. Neither
  *    launch figure was measured with this library (no GPU lent yet); bench/gpu_check.sh's
  *    akx-versus-CUB rows at 2^16 are where a GPU shows them;
  *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, rounded to 2.6).

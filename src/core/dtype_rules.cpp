@@ -1,5 +1,5 @@
 // The host's view of the dtype rules: the accumulator a call resolves to, from the constexpr
-// rules of include/akx/dtypes.cuh, so validation and kernel instantiation cannot disagree.
+// rules of kernels/akx/dtypes.cuh, so validation and kernel instantiation cannot disagree.
 #include "internal.h"
 #include "akx/dtypes.cuh"
 

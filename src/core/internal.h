@@ -12,7 +12,7 @@ extern "C" {
 
 const char *akx__op_name(akx_op op);
 
-/* ---- accumulators (src/core/user_ops.c): a dtype's, or a user op's (src/jit/user_op.h) ---- */
+/* ---- accumulators (src/jit/user_ops.c): a dtype's, or a user op's (src/jit/user_op.h) ---- */
 struct akx__user_op;
 /* Bytes and alignment of one accumulator as the kernels carry it. */
 size_t akx__acc_size(akx_dtype acc, const struct akx__user_op *u);
@@ -20,7 +20,7 @@ size_t akx__acc_align(akx_dtype acc, const struct akx__user_op *u);
 /* opts->init (one host value of the accumulator) into a plan's init bytes. */
 void akx__acc_init(unsigned char *init, const void *value, akx_dtype acc, const struct akx__user_op *u);
 const char *akx__map_name(akx_map m);
-/* "rows", "columns", ... (src/reduce/reduce_dims.c) */
+/* "rows", "columns", ...: the names AKX_REDUCE_DIMS_SHAPE takes (src/core/settings.c) */
 const char *akx__reduce_dims_shape_name(int shape);
 
 /* ---- validation (src/core/validate.c) ---- */
@@ -55,7 +55,7 @@ enum {
 akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const char *name,
                             int flags, akx__extent *ext);
 /* opts->block_size: 0 (the tuning table) or a multiple of 32 the device allows, at most
- * kernel_max: the launch bounds of the kernels `family` names (include/akx/block_limits.h). */
+ * kernel_max: the launch bounds of the kernels `family` names (kernels/akx/block_limits.h). */
 akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
                                  const char *family);
 /* Checks opts' tuning overrides against the device. */
@@ -65,21 +65,21 @@ akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts 
 akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip);
 /* The most pieces a reduction in pieces takes: far past any number of devices, and low enough
  * that the kernels folding the pieces' partials count them in 32 bits without overflowing
- * (stepping by up to 256 partials in include/akx/reduce_dims.cuh's fold_lanes, by a block in
- * include/akx/reduce_whole.cuh's reduce_partials_block). 64-bit counters there cost ptxas up
+ * (stepping by up to 256 partials in kernels/akx/reduce_dims.cuh's fold_lanes, by a block in
+ * kernels/akx/reduce_whole.cuh's reduce_partials_block). 64-bit counters there cost ptxas up
  * to 8 registers, and unsigned ones spilled. */
 #define AKX__MAX_PIECES ((int64_t)1 << 30)
 
-/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of include/akx/dtypes.cuh) ---- */
+/* ---- dtype rules (src/core/dtype_rules.cpp: the constexpr rules of kernels/akx/dtypes.cuh) ---- */
 /* Validates (src dtype, map, op, opts->acc) and resolves the accumulator. */
 akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t requested,
                             akx_dtype *acc);
-/* The host half of the finishing step (include/akx/finish.cuh): dst is host memory of the
+/* The host half of the finishing step (kernels/akx/finish.cuh): dst is host memory of the
  * accumulator dtype; fold reads its previous value. */
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
 /* 1 when a scan of src with this accumulator and op has compiled kernels. */
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
-/* Whether a combination is in the backend's prebuilt set (include/akx/dtypes.cuh): else it is
+/* Whether a combination is in the backend's prebuilt set (kernels/akx/dtypes.cuh): else it is
  * compiled at run time (src/jit/builtin_instance.h). */
 int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, akx_backend backend);
 int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op, akx_backend backend);
@@ -116,7 +116,7 @@ akx_status akx__context_reread_settings(akx_context *ctx);
  * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the stream
  * captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
-/* The look-back status of a scan or findall (include/akx/lookback.cuh) at the start of the
+/* The look-back status of a scan or findall (kernels/akx/lookback.cuh) at the start of the
  * buffer akx__workspace would give (`bytes`: akx__lookback_bytes of `tiles`): the call's
  * epoch, whether its status must be reset first (the reset kernel), and the flags the status
  * keeps (slots >= tiles: the nodes start after them). akx__workspace_lookback_done after the
@@ -135,7 +135,7 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *ca
  * akx__workspace_ticket_done after a launch that left them at 0. */
 akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero);
 void akx__workspace_ticket_done(akx_context *ctx, size_t ticket_bytes);
-/* The end of the look-back status's header and flags (include/akx/lookback.cuh: a 64-byte
+/* The end of the look-back status's header and flags (kernels/akx/lookback.cuh: a 64-byte
  * header, a 4-byte flag per tile); the nodes start at the next multiple of 16. */
 static inline size_t akx__lookback_flags_end(int64_t tiles) { return 64 + (size_t)tiles * 4; }
 /* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.

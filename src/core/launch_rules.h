@@ -16,7 +16,7 @@ extern "C" {
  * launch, PDL): AKX_PDL is on (setting), the device is sm_90+ (cc_major >= 9), the kernel's
  * image was compiled from PTX of compute_90 or newer (ptx_version, cudaFuncAttributes'
  * ptxVersion, 10 * major + minor), and the stream is not capturing a graph.
- * The image decides, not the device: grid_dependency_wait() (include/akx/device.cuh) is
+ * The image decides, not the device: grid_dependency_wait() (kernels/akx/device.cuh) is
  * griddepcontrol.wait only where __CUDA_ARCH__ >= 900, so a kernel built for compute_80 (a
  * library built with CMAKE_CUDA_ARCHITECTURES=80 running on an H200, or an NVRTC that knows no
  * sm_90 compiling PTX of an older architecture) has no wait: launched as a programmatic

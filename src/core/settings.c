@@ -66,7 +66,7 @@ akx_status akx__read_settings(akx__settings *s) {
   unsigned long long n;
   AKX_TRY(number("AKX_REDUCE_DIMS_SPLITS", 1, 65535, "a number of splits", 0, &n));
   s->dims_splits = (int32_t)n;
-  /* The look-back epoch a context starts from (include/akx/lookback.cuh): tests start it near
+  /* The look-back epoch a context starts from (kernels/akx/lookback.cuh): tests start it near
    * the wrap of its 32 bits. */
   AKX_TRY(number("AKX_LOOKBACK_EPOCH", 0, UINT32_MAX, "a number", 0, &n));
   s->lookback_epoch = (uint32_t)n;
@@ -75,6 +75,21 @@ akx_status akx__read_settings(akx__settings *s) {
   AKX_TRY(number("AKX_ONE_LAUNCH", 0, 1, "0 or 1", 1, &n));
   s->one_launch = (int32_t)n;
   return AKX_SUCCESS;
+}
+
+const char *akx__reduce_dims_shape_name(int shape) {
+  switch (shape) {
+    case AKX__DIMS_ROWS: return "rows";
+    case AKX__DIMS_WARP_ROWS: return "warp_rows";
+    case AKX__DIMS_PER_THREAD: return "per_thread";
+    case AKX__DIMS_TILED: return "tiled";
+    case AKX__DIMS_COLUMNS: return "columns";
+    case AKX__DIMS_STRIDED: return "strided";
+    case AKX__DIMS_WHOLE: return "whole";
+    case AKX__DIMS_NONE: return "none";
+    case AKX__DIMS_PIECES: return "pieces";
+  }
+  return "?";
 }
 
 int akx__context_pdl(const akx_context *ctx) { return ctx->settings.pdl && ctx->info.cc_major >= 9; }

@@ -21,7 +21,7 @@ static const tuning_row rows[] = {
      * sm_90 tuning), 6.2 MiB in all. 256 blocks x 256 threads x 64 bytes is 4 MiB: too few
      * to saturate; 4 blocks per SM (528) give 8.3 MiB. Not yet measured on the GPU. */
     {AKX__TUNE_REDUCE_WHOLE, 9, 0, 0, {256, 0, 528}},
-    /* Reductions along dims (include/akx/reduce_dims.cuh): block_size only. AK's rules
+    /* Reductions along dims (kernels/akx/reduce_dims.cuh): block_size only. AK's rules
      * (docs/reduce_dims_shapes.md) fix the tile shapes (8 and 32 outputs per block) and add no
      * tuning parameter; 256 threads is AK's and PyTorch's Reduce.cuh block. items_per_thread
      * and target_blocks are not read: loads in flight are four per thread in every body, and
@@ -30,9 +30,9 @@ static const tuning_row rows[] = {
     {AKX__TUNE_REDUCE_DIMS, 0, 0, 0, {256, 0, 0}},
     {AKX__TUNE_REDUCE_DIMS, 9, 0, 0, {256, 0, 0}},
     {AKX__TUNE_REDUCE_DIMS, 12, 0, 0, {256, 0, 0}},
-    /* Tile scans (include/akx/scan_tile.cuh, docs/scan_tiles.md), per partial size. A tile of
+    /* Tile scans (kernels/akx/scan_tile.cuh, docs/scan_tiles.md), per partial size. A tile of
      * ~16 KiB of partials (AK's tiles: 256 threads x 8 items of 8 bytes) amortises the
-     * look-back; items are odd or a power of two, the counts include/akx/scan_layout.cuh keeps
+     * look-back; items are odd or a power of two, the counts kernels/akx/scan_layout.cuh keeps
      * conflict-free for both the striped and the blocked phases. Smaller partials get longer
      * runs: 1- and 2-byte tiles would otherwise be 4-8 KiB. target_blocks is not read (one tile per
      * block, grid = tiles). Not yet measured on a GPU. */
@@ -41,7 +41,7 @@ static const tuning_row rows[] = {
     {AKX__TUNE_SCAN_TILE, 0, 0, 4, {256, 16, 0}},
     {AKX__TUNE_SCAN_TILE, 0, 0, 8, {256, 8, 0}},
     {AKX__TUNE_SCAN_TILE, 0, 0, 0, {256, 4, 0}}, /* 16 bytes and the segmented pairs */
-    /* Scans along a strided dim (include/akx/scan_columns.cuh): a thread per column and chunk;
+    /* Scans along a strided dim (kernels/akx/scan_columns.cuh): a thread per column and chunk;
      * target_blocks = resident blocks per SM the chunking aims at (x SMs: a full wave). */
     {AKX__TUNE_SCAN_COLUMNS, 0, 0, 0, {256, 0, 8}},
 };

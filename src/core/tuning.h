@@ -8,10 +8,10 @@ extern "C" {
 #endif
 
 typedef enum {
-  AKX__TUNE_REDUCE_WHOLE, /* include/akx/reduce_whole.cuh */
-  AKX__TUNE_SCAN_TILE,    /* whole-array and slice tile scans (include/akx/scan_*.cuh) */
+  AKX__TUNE_REDUCE_WHOLE, /* kernels/akx/reduce_whole.cuh */
+  AKX__TUNE_SCAN_TILE,    /* whole-array and slice tile scans (kernels/akx/scan_*.cuh) */
   AKX__TUNE_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
-  AKX__TUNE_REDUCE_DIMS   /* reductions along dims (include/akx/reduce_dims*.cuh) */
+  AKX__TUNE_REDUCE_DIMS   /* reductions along dims (kernels/akx/reduce_dims*.cuh) */
 } akx__tuning_family;
 
 typedef struct {

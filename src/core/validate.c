@@ -137,7 +137,7 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
     if (ctx->be->is_device_range(ctx, first, (size_t)extent) == 0) {
       const void *base;
       size_t block;
-      if (ctx->be->kind == AKX_BACKEND_SIM && akx__sim_allocation_of(ctx, first, &base, &block))
+      if (ctx->be->allocation_of(ctx, first, &base, &block))
         return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                          "%s (bytes %p..+%" PRId64 ") ends %" PRIu64 " bytes past the end of its "
                          "akx_malloc allocation (a %zu-byte block at %p)",
@@ -183,7 +183,7 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
       block_size % 32 == 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size is %d; the %s kernels are compiled for blocks of at most "
-                     "%d threads (__launch_bounds__(%d), include/akx/block_limits.h): it must be 0 "
+                     "%d threads (__launch_bounds__(%d), kernels/akx/block_limits.h): it must be 0 "
                      "(tuning table) or a multiple of 32 in 32..%d",
                      (int)block_size, family, (int)kernel_max, (int)kernel_max, (int)kernel_max);
   const int max_block = kernel_max < device_max ? kernel_max : device_max;

@@ -13,7 +13,7 @@
  *
  * Caller-owned workspaces of live contexts are kept in one process-wide registry: a buffer
  * (or any byte of it) serves one context at a time. Two contexts sharing one would reset each
- * other's look-back status in the middle of a launch (include/akx/lookback.cuh: tickets past the
+ * other's look-back status in the middle of a launch (kernels/akx/lookback.cuh: tickets past the
  * tile count, polls on flags nobody sets: a hung GPU). */
 #include <inttypes.h>
 #include <pthread.h>
@@ -176,7 +176,7 @@ akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
   return AKX_SUCCESS;
 }
 
-/* The look-back status needs no reset between calls (include/akx/lookback.cuh): a call takes
+/* The look-back status needs no reset between calls (kernels/akx/lookback.cuh): a call takes
  * the next epoch, and its tiles take only nodes whose flag holds it. That is right while
  * every flag the call reads holds 0 or the epoch of a call since the last reset, which all
  * differ from the new one: after completed scans or findalls on this buffer that kept at
@@ -217,9 +217,9 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *ca
 }
 
 /* Tickets at the buffer's start, which the last block of a one-launch call puts back to 0:
- * the whole-array reduction's (include/akx/reduce_whole.cuh) is the buffer's first word, as
- * the scans' (include/akx/lookback.cuh's header), 0 after a completed call of either; a split
- * dims reduction's (include/akx/reduce_dims.cuh) are one per column of blocks. *zero when the
+ * the whole-array reduction's (kernels/akx/reduce_whole.cuh) is the buffer's first word, as
+ * the scans' (kernels/akx/lookback.cuh's header), 0 after a completed call of either; a split
+ * dims reduction's (kernels/akx/reduce_dims.cuh) are one per column of blocks. *zero when the
  * first ticket_bytes are known 0. The partials after them overwrite the scans' flags. */
 akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero) {
   AKX_TRY(take(ctx, bytes, ptr));

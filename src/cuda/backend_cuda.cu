@@ -12,7 +12,6 @@
 #include "api_calls.h"
 #include "backend.h"
 #include "error.h"
-#include "kernel_entries.hpp"
 #include "launch_rules.h"
 
 // src/cuda/api_calls.h: every CUDA runtime or driver call below goes through CU(), which counts
@@ -414,20 +413,22 @@ akx_status facts_of(const akx_context *ctx, call_facts *f) {
   return AKX_SUCCESS;
 }
 
-// Prebuilt kernels where the build has them; else (a combination outside the prebuilt set, a
-// user op, AKX_KERNELS=runtime, -DAKX_PREBUILT=OFF, a device without their image) the
-// family's kernels compiled at run time. A non-sticky error the caller left pending is the
-// caller's: the launches report their own errors (include/akx/device.cuh, launch_status).
-template <class Plan, akx_status (*launch)(const Plan *, void *),
-          akx_status (*runtime)(const akx_context *, const Plan *)>
-akx_status cuda_launch(akx_context *ctx, const Plan *plan) {
+// The CUDA backend names no allocation in its sentences (cudaPointerGetAttributes gives no
+// block's extent for every kind of memory).
+int cuda_allocation_of(const akx_context *, const void *, const void **, size_t *) { return 0; }
+
+// Every family's launch, through the entry the routing chose (src/launch/route.h): a prebuilt
+// one, or a run-time module (src/cuda/runtime_kernels.cu). A non-sticky error the caller left
+// pending is the caller's: the launches report their own errors (kernels/akx/device.cuh,
+// launch_status).
+akx_status cuda_launch(akx_context *ctx, int family, const akx__entry *entry, const void *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
   call_facts f;
   AKX_TRY(facts_of(ctx, &f));
   call_scope facts(f);
-  if (!akx__prebuilt_serves(ctx, akx::is_prebuilt(AKX_BACKEND_CUDA, *plan))) return runtime(ctx, plan);
-  return launch(plan, ctx->stream);
+  if (entry->prebuilt) return entry->prebuilt(plan, ctx->stream);
+  return akx__cuda_runtime_launch(ctx, family, entry->unit, plan);
 }
 
 akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
@@ -487,7 +488,7 @@ extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *k
   // one limit: 48 KiB without the opt-in, the attribute with it (max_dynamic holds either).
   AKX_TRY(akx__check_dynamic_smem(kernel_name, smem_optin, smem_bytes, &a));
   *pdl = akx__launch_pdl(f.pdl_setting, f.cc_major, a.ptx_version, f.capturing);
-  ++api_calls;  // the cudaLaunchKernelEx that follows (include/akx/device.cuh)
+  ++api_calls;  // the cudaLaunchKernelEx that follows (kernels/akx/device.cuh)
   return AKX_SUCCESS;
 }
 
@@ -504,9 +505,9 @@ extern "C" const akx__backend akx__backend_cuda = {
     cuda_set_stream,       // set_stream
     cuda_is_capturing,     // is_capturing
     cuda_is_device_range,  // is_device_range
-    cuda_launch<akx__reduce_whole_plan, akx__cuda_reduce_whole_launch, akx__cuda_runtime_reduce_whole>,
-    cuda_launch<akx__reduce_dims_plan, akx__cuda_reduce_dims_launch, akx__cuda_runtime_reduce_dims>,
-    cuda_launch<akx__scan_plan, akx__cuda_scan_launch, akx__cuda_runtime_scan>,
-    cuda_launch<akx__findall_plan, akx__cuda_findall_launch, akx__cuda_runtime_findall>,
+    cuda_allocation_of,    // allocation_of
+    cuda_launch,
+    akx__cuda_runtime_unit,
+    nullptr,               // module_runtime: the sim's
     cuda_run,              // run
 };

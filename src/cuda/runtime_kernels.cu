@@ -3,7 +3,7 @@
 // compiled by NVRTC for the device's architecture (src/jit/nvrtc.h), kept by the kernel cache
 // (src/jit/cache.h) with its kernels' lowered names, loaded with cudaLibraryLoadData, and
 // launched through its kernel handles by the same launch sequences as the prebuilt kernels
-// (include/akx/*.cuh: scan_launch_with, ...). The runtime takes a cudaKernel_t wherever it
+// (kernels/akx/*.cuh: scan_launch_with, ...). The runtime takes a cudaKernel_t wherever it
 // takes a kernel's address (the runtime API header: "assumed to be a cudaKernel_t and used as
 // is"), so a handle goes through akx__cuda_prepare_launch and cudaLaunchKernel unchanged.
 #include <cuda_runtime.h>
@@ -26,17 +26,19 @@
 #include "jit/instance.h"
 #include "jit/nvrtc.h"
 #include "jit/user_op.h"
-#include "kernel_entries.hpp"
+#include "families.h"
 
 namespace {
 
 constexpr int max_kernels = 8;
 
-// A loaded unit: its library and its kernels in the instance generator's order.
+// A loaded unit: its library and its kernels, each with its key (the family list's kernel
+// names, src/core/families.h), by which a launch finds it.
 struct cuda_module {
   cudaLibrary_t lib;
   int n;
   cudaKernel_t kernels[max_kernels];
+  const char *keys[max_kernels];
   void *image_copy;  // the image, where the cached bytes held it unaligned (kept with the library)
 };
 
@@ -88,7 +90,8 @@ akx_status build(void *arg, void **bytes, size_t *size) {
   return AKX_SUCCESS;
 }
 
-akx_status load(void *, const void *bytes, size_t size, void **handle) {
+akx_status load(void *arg, const void *bytes, size_t size, void **handle) {
+  const akx__instance *in = static_cast<const module_job *>(arg)->in;
   const char *p = static_cast<const char *>(bytes), *end = p + size;
   auto u32 = [&](uint32_t *v) {
     if (end - p < 4) return false;
@@ -129,7 +132,14 @@ akx_status load(void *, const void *bytes, size_t size, void **handle) {
     return akx__fail(AKX_ERROR_DEVICE, "cudaLibraryLoadData of a run-time module failed: %s (%s)",
                      cudaGetErrorString(e), cudaGetErrorName(e));
   }
+  if (n != (uint32_t)in->n_kernels) {
+    (void)cudaLibraryUnload(m->lib);
+    free(m->image_copy);
+    free(m);
+    return akx__fail(AKX_ERROR_INTERNAL, "a run-time CUDA module has %u kernels, its unit %d", n, in->n_kernels);
+  }
   m->n = (int)n;
+  for (uint32_t i = 0; i < n; ++i) m->keys[i] = in->kernel_keys[i];
   for (uint32_t i = 0; i < n; ++i) {
     akx__cuda_api_calls_add(1);
     e = cudaLibraryGetKernel(&m->kernels[i], m->lib, lowered[i].c_str());
@@ -157,8 +167,6 @@ akx_status module_for(const akx_context *ctx, const akx__instance &in, const cud
   void *handle = nullptr;
   AKX_TRY(akx__jit_cache_get(&key, ".cumod", build, load, &job, &handle));
   *out = static_cast<const cuda_module *>(handle);
-  if ((*out)->n != in.n_kernels)
-    return akx__fail(AKX_ERROR_INTERNAL, "a run-time CUDA module has %d kernels, its unit %d", (*out)->n, in.n_kernels);
   return AKX_SUCCESS;
 }
 
@@ -185,15 +193,19 @@ akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst
   return s;
 }
 
-// Launches kernel `kid` of the module: the prebuilt path's checks (akx__cuda_prepare_launch:
+// Launches the module's kernel of info's key (its function, else its name: the family list's
+// kernel names, src/core/families.h): the prebuilt path's checks (akx__cuda_prepare_launch:
 // launch bounds, the shared-memory opt-in), then cudaLaunchKernelExC with the arguments' addresses.
 struct handles {
   const cuda_module *m;
   template <class... A>
-  akx_status go(int kid, const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
+  akx_status go(const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
                 const A &...args) const {
-    // A built-in op's unit holds fewer kernels than a user op's (src/jit/instance.c, n_builtin).
-    if (kid >= m->n) return akx__fail(AKX_ERROR_INTERNAL, "%s is not in this run-time module (%d kernels)", info.name, m->n);
+    const char *key = info.function ? info.function : info.name;
+    int kid = 0;
+    while (kid < m->n && strcmp(m->keys[kid], key) != 0) ++kid;
+    // A built-in op's unit holds fewer kernels than a user op's (user_only in the family list).
+    if (kid == m->n) return akx__fail(AKX_ERROR_INTERNAL, "%s (kernel %s) is not in this run-time module", info.name, key);
     const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
     int pdl = 0;
     AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem,
@@ -210,39 +222,39 @@ struct handles {
 struct reduce_whole_handles : handles {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
     const akx::contiguous_span_c a = akx::span_of(p);
-    return go(0, akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, a,
+    return go(akx::reduce_whole_contiguous_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, a,
               p.partials, akx::ticket_of(p), p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *s) const {
-    return go(1, akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p.src,
+    return go(akx::reduce_whole_strided_info, dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, s, p.src,
               (int32_t)p.map, p.partials, akx::ticket_of(p), p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *s) const {
-    return go(2, akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p.partials, count,
+    return go(akx::reduce_whole_partials_info, dim3(1), dim3((unsigned)p.block_size), 0, s, p.partials, count,
               p.finish, static_cast<unsigned long long *>(p.ticket));
   }
 };
 struct reduce_dims_handles : handles {
   akx_status rows(const akx::kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
-    return go(0, info, grid, dim3((unsigned)p.block_size), 0, s, p);
+    return go(info, grid, dim3((unsigned)p.block_size), 0, s, p);
   }
   akx_status tile(const akx::kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
-    return go(1, info, grid, dim3((unsigned)p.block_size), 0, s, p);
+    return go(info, grid, dim3((unsigned)p.block_size), 0, s, p);
   }
   akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
-    return go(2, akx::reduce_dims_columns_finish_info, grid, dim3((unsigned)p.block_size), 0, s, p);
+    return go(akx::reduce_dims_columns_finish_info, grid, dim3((unsigned)p.block_size), 0, s, p);
   }
   akx_status pieces(dim3 grid, const akx__reduce_dims_plan &p, void *s) const {
-    return go(3, akx::reduce_dims_pieces_info, grid, dim3((unsigned)p.block_size), 0, s, p);
+    return go(akx::reduce_dims_pieces_info, grid, dim3((unsigned)p.block_size), 0, s, p);
   }
 };
 struct scan_handles : handles {
   akx_status init(void *status, int64_t tiles, void *s) const {
     const auto st = akx::lookback_status<akx::lookback_header>::at(status, tiles);
-    return go(0, akx::scan_init_info, dim3(akx::scan_init_blocks(tiles)), dim3(256), 0, s, st.head, st.flags, tiles);
+    return go(akx::scan_init_info, dim3(akx::scan_init_blocks(tiles)), dim3(256), 0, s, st.head, st.flags, tiles);
   }
   akx_status tile(bool segmented, const akx__scan_plan &p, void *s) const {
-    // scan_policy<Src, Dst, S>'s bytes (include/akx/scan.cuh, scan_policy_layout).
+    // scan_policy<Src, Dst, S>'s bytes (kernels/akx/scan.cuh, scan_policy_layout).
     const akx::scan_policy_layout l = akx::scan_policy_layout::of(acc_size, acc_align);
     struct alignas(16) policy_bytes {
       unsigned char b[512];
@@ -256,7 +268,7 @@ struct scan_handles : handles {
     const int64_t steps[2] = {p.block_size / p.n, p.block_size % p.n};
     memcpy(pol.b + l.steps, steps, sizeof steps);
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
-    return go(segmented ? 2 : 1, segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
+    return go(segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
               dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout,
               p.epoch, p.status_slots);
   }
@@ -270,10 +282,10 @@ struct scan_handles : handles {
     r.b[0] = p.exclusive != 0;
     r.b[1] = p.has_init != 0;
     memcpy(r.b + at, p.init, acc_size);
-    return go(3, akx::scan_columns_info, grid, block, 0, s, p, r, mode);
+    return go(akx::scan_columns_info, grid, block, 0, s, p, r, mode);
   }
   akx_status carry(dim3 grid, dim3 block, const akx__scan_plan &p, void *s) const {
-    return go(4, akx::scan_columns_carry_info, grid, block, 0, s, p);
+    return go(akx::scan_columns_carry_info, grid, block, 0, s, p);
   }
 };
 
@@ -283,20 +295,19 @@ struct findall_handles : handles {
     const akx::findall_policy_c pol{p.src, p.src_map, reinterpret_cast<long long *>(p.indices), p.capacity, p.n, p.n, 0,
                                     p.block_size, p.positions};
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
-    return go(1, akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
+    return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
               p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
   }
 };
 
 // The loaded module of a combination for the context's architecture: from the table of
 // run-time entries after its first use, so that a launch neither generates nor hashes its unit.
-akx_status module_of(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
-                     const cuda_module **m) {
+akx_status module_of(const akx_context *ctx, const akx__combination &c, const cuda_module **m) {
   const int32_t arch = akx__context_arch(ctx);
-  const akx__entry_key key = akx__builtin_entry_key(arch, family, src, dst, acc, op);
+  const akx__entry_key key = akx__builtin_entry_key(arch, c.family, c.src, c.dst, c.acc, c.op);
   if ((*m = static_cast<const cuda_module *>(akx__entry_find(&key)))) return AKX_SUCCESS;
   akx__instance in;
-  AKX_TRY(unit_for(ctx, family, src, dst, acc, op, &in));
+  AKX_TRY(unit_for(ctx, c.family, c.src, c.dst, c.acc, c.op, &in));
   const akx_status s = module_for(ctx, in, m);
   akx__instance_free(&in);
   AKX_TRY(s);
@@ -304,42 +315,46 @@ akx_status module_of(const akx_context *ctx, int family, int32_t src, int32_t ds
   return AKX_SUCCESS;
 }
 
-template <class Plan>
-akx_status launch_with_module(const akx_context *ctx, const Plan &p, void *stream) {
-  const cuda_module *m = nullptr;
-  AKX_TRY(module_of(ctx, akx::family_id(p), akx::source_dtype(p), akx::dst_of(p), akx::acc_of(p), akx::op_of(p), &m));
-  if constexpr (std::is_same<Plan, akx__reduce_whole_plan>::value)
-    return akx::reduce_whole_launch_with(p, reduce_whole_handles{{m}}, stream);
-  else if constexpr (std::is_same<Plan, akx__reduce_dims_plan>::value)
-    return akx::reduce_dims_launch_with(p, reduce_dims_handles{{m}}, stream);
-  else if constexpr (std::is_same<Plan, akx__scan_plan>::value) {
-    const akx__user_op *u = p.op >= AKX_USER_OP_FIRST ? akx__user_op_find(ctx, (akx_op)p.op) : nullptr;
-    const size_t size = u ? u->value_size : akx_dtype_size((akx_dtype)p.acc);
-    const size_t align = u ? u->value_align : akx__dtype_alignment((akx_dtype)p.acc);
-    scan_handles k{{m}, size, align};
-    return akx::scan_launch_with(p, k, stream);
-  }
-  else
-    return akx::findall_launch_with(p, findall_handles{{m}}, stream);
-}
-
 }  // namespace
 
-extern "C" akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst,
-                                                int32_t acc, int32_t op) {
-  const cuda_module *m = nullptr;
-  return module_of(ctx, family, src, dst, acc, op, &m);
+// Each family's launch through a module: its launch sequence (kernels/akx/, *_launch_with) over
+// the module's kernels. The family list (src/core/families.h) names them
+// akx__cuda_runtime_<name>; a family's own file may define its own.
+extern "C" akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const void *m, const void *plan) {
+  const auto &p = *static_cast<const akx__reduce_whole_plan *>(plan);
+  return akx::reduce_whole_launch_with(p, reduce_whole_handles{{static_cast<const cuda_module *>(m)}}, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const void *m, const void *plan) {
+  const auto &p = *static_cast<const akx__reduce_dims_plan *>(plan);
+  return akx::reduce_dims_launch_with(p, reduce_dims_handles{{static_cast<const cuda_module *>(m)}}, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_scan(const akx_context *ctx, const void *m, const void *plan) {
+  const auto &p = *static_cast<const akx__scan_plan *>(plan);
+  const akx__user_op *u = p.op >= AKX_USER_OP_FIRST ? akx__user_op_find(ctx, (akx_op)p.op) : nullptr;
+  const size_t size = u ? u->value_size : akx_dtype_size((akx_dtype)p.acc);
+  const size_t align = u ? u->value_align : akx__dtype_alignment((akx_dtype)p.acc);
+  const scan_handles k{{static_cast<const cuda_module *>(m)}, size, align};
+  return akx::scan_launch_with(p, k, ctx->stream);
+}
+extern "C" akx_status akx__cuda_runtime_findall(const akx_context *ctx, const void *m, const void *plan) {
+  const auto &p = *static_cast<const akx__findall_plan *>(plan);
+  return akx::findall_launch_with(p, findall_handles{{static_cast<const cuda_module *>(m)}}, ctx->stream);
 }
 
-extern "C" akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const akx__reduce_whole_plan *p) {
-  return launch_with_module(ctx, *p, ctx->stream);
+extern "C" akx_status akx__cuda_runtime_unit(const akx_context *ctx, const akx__combination *c, void **module) {
+  const cuda_module *m = nullptr;
+  AKX_TRY(module_of(ctx, *c, &m));
+  *module = const_cast<cuda_module *>(m);
+  return AKX_SUCCESS;
 }
-extern "C" akx_status akx__cuda_runtime_reduce_dims(const akx_context *ctx, const akx__reduce_dims_plan *p) {
-  return launch_with_module(ctx, *p, ctx->stream);
-}
-extern "C" akx_status akx__cuda_runtime_scan(const akx_context *ctx, const akx__scan_plan *p) {
-  return launch_with_module(ctx, *p, ctx->stream);
-}
-extern "C" akx_status akx__cuda_runtime_findall(const akx_context *ctx, const akx__findall_plan *p) {
-  return launch_with_module(ctx, *p, ctx->stream);
+
+extern "C" akx_status akx__cuda_runtime_launch(const akx_context *ctx, int family, const void *module, const void *plan) {
+  using launch = akx_status (*)(const akx_context *, const void *, const void *);
+  static const launch by_family[AKX__FAMILY_COUNT] = {
+#define AKX_RUNTIME_ITEM_(ID, name, Plan, header, file, launcher) akx__cuda_runtime_##name,
+      AKX_FAMILY_LIST(AKX_RUNTIME_ITEM_)
+#undef AKX_RUNTIME_ITEM_
+  };
+  if ((unsigned)family >= AKX__FAMILY_COUNT) return akx__fail(AKX_ERROR_INTERNAL, "kernel family %d is none", family);
+  return by_family[family](ctx, module, plan);
 }

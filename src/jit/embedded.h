@@ -1,7 +1,8 @@
-/* The kernel headers as libakx holds them: include/akx.h and every file of include/akx/, as
- * their text at build time (cmake/embed.cmake), so that a run-time compile (NVRTC, the sim's
- * host compiler) needs neither the source tree nor an install. Names are relative to
- * include/, as the headers include each other ("akx/device.cuh"). */
+/* The kernel headers as libakx holds them: include/akx.h, every file of kernels/akx/ and the
+ * sim's module prelude (src/jit/sim_module.inl), as their text at build time
+ * (cmake/embed.cmake), so that a run-time compile (NVRTC, the sim's host compiler) needs
+ * neither the source tree nor an install. Names are those an #include gives them ("akx.h",
+ * "akx/device.cuh", "sim_module.inl"). */
 #ifndef AKX_EMBEDDED_H
 #define AKX_EMBEDDED_H
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * A family is its header and its kernels' template-ids, written with placeholders for the
  * combination's C++ names: {S} the source type, {D} the dst type, {A} the accumulator type,
  * {O} the op's functor. The names come from the lists every dispatch is generated from
- * (include/akx/dtype_list.h, include/akx/op_list.h), never from a second list here.
+ * (kernels/akx/dtype_list.h, kernels/akx/op_list.h), never from a second list here.
  *
  * Each kernel is instantiated as
  *   template AKX_GLOBAL decltype(akx::k<...>) akx::k<...>;
@@ -21,59 +21,45 @@
 #include "akx/op_list.h"
 #include "internal.h"
 
-/* ---- the families -------------------------------------------------------------------------- */
+/* ---- the families (src/core/families.h) --------------------------------------------------- */
 typedef struct {
   const char *name;   /* akx__family_name */
-  const char *header; /* the #include, relative to include/ */
+  const char *header; /* the #include */
+  const char *launcher; /* its host launcher's template-id */
   int n_kernels;
+  const char *const *keys;    /* each kernel's key */
   const char *const *kernels; /* template-ids with placeholders */
-  int n_builtin; /* the first n_builtin are a built-in op's; a user op's unit takes them all */
+  const int *user_only;       /* kernels only a user op's unit holds: after all the others */
 } family_spec;
 
-/* include/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
-static const char *const reduce_whole_kernels[] = {
-    "akx::reduce_whole_contiguous<{S}, {A}, {O}>",
-    "akx::reduce_whole_strided<{S}, {A}, {O}>",
-    "akx::reduce_whole_partials<{A}, {O}>",
-};
-/* include/akx/reduce_dims.cuh: the rows and tile bodies, the second pass over the splits, and
- * for a user op the pieces' combine (a built-in op's pieces are an array of a dtype, which the
- * others reduce). */
-static const char *const reduce_dims_kernels[] = {
-    "akx::reduce_dims_rows_kernel<{S}, {A}, {O}>",
-    "akx::reduce_dims_tile_kernel<{S}, {A}, {O}>",
-    "akx::reduce_dims_finish_kernel<{A}, {O}>",
-    "akx::reduce_dims_pieces_kernel<{A}, {O}>",
-};
-/* include/akx/scan.cuh: the look-back reset, the whole-array and slice tiles, the column scan
- * and its carries (what akx::scan_launch launches). */
-static const char *const scan_kernels[] = {
-    "akx::scan_init<::akx::lookback_header>",
-    "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::plain_scan<{O}, {A}>>>",
-    "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>",
-    "akx::scan_columns<{S}, {D}, {O}, {A}>",
-    "akx::scan_columns_carry<{O}, {A}>",
-};
-/* include/akx/findall.cuh: the look-back reset and the findall tile (akx::findall_launch). */
-static const char *const findall_kernels[] = {
-    "akx::scan_init<::akx::lookback_header>",
-    "akx::scan_tile_kernel<::akx::findall_policy<{S}>>",
-};
+#define AKX_KEY_(key, id, user) key,
+#define AKX_ID_(key, id, user) id,
+#define AKX_USER_(key, id, user) user,
+#define AKX_FAMILY_KERNELS_(ID, name, Plan, header, file, launcher)                          \
+  static const char *const name##_keys[] = {AKX_##ID##_KERNELS(AKX_KEY_)};                \
+  static const char *const name##_kernels[] = {AKX_##ID##_KERNELS(AKX_ID_)};               \
+  static const int name##_user_only[] = {AKX_##ID##_KERNELS(AKX_USER_)};
+AKX_FAMILY_LIST(AKX_FAMILY_KERNELS_)
+#undef AKX_FAMILY_KERNELS_
+#undef AKX_USER_
+#undef AKX_ID_
+#undef AKX_KEY_
 
-#define AKX_N_(a) ((int)(sizeof(a) / sizeof((a)[0])))
-static const family_spec families[AKX__FAMILY_COUNT] = {
-    [AKX__FAMILY_REDUCE_WHOLE] = {"reduce_whole", "akx/reduce_whole.cuh", AKX_N_(reduce_whole_kernels),
-                                  reduce_whole_kernels, AKX_N_(reduce_whole_kernels)},
-    [AKX__FAMILY_REDUCE_DIMS] = {"reduce_dims", "akx/reduce_dims.cuh", AKX_N_(reduce_dims_kernels),
-                                 reduce_dims_kernels, AKX_N_(reduce_dims_kernels) - 1 /* not the pieces' */},
-    [AKX__FAMILY_SCAN] = {"scan", "akx/scan.cuh", AKX_N_(scan_kernels), scan_kernels, AKX_N_(scan_kernels)},
-    [AKX__FAMILY_FINDALL] = {"findall", "akx/findall.cuh", AKX_N_(findall_kernels), findall_kernels,
-                             AKX_N_(findall_kernels)},
-};
-#undef AKX_N_
+#define AKX_FAMILY_SPEC_(ID, name, Plan, header, file, launcher)                                     \
+  [AKX__FAMILY_##ID] = {#name, header, launcher, (int)(sizeof name##_kernels / sizeof name##_kernels[0]), \
+                        name##_keys, name##_kernels, name##_user_only},
+static const family_spec families[AKX__FAMILY_COUNT] = {AKX_FAMILY_LIST(AKX_FAMILY_SPEC_)};
+#undef AKX_FAMILY_SPEC_
 
 const char *akx__family_name(int family) {
   return family >= 0 && family < AKX__FAMILY_COUNT ? families[family].name : "invalid";
+}
+
+/* The kernels a built-in op's unit holds: those before the first user_only one. */
+static int builtin_kernels(const family_spec *f) {
+  int n = 0;
+  while (n < f->n_kernels && !f->user_only[n]) ++n;
+  return n;
 }
 
 /* ---- C++ names, from the one lists ------------------------------------------------------------ */
@@ -221,6 +207,7 @@ void akx__instance_free(akx__instance *inst) {
   if (inst->name_expressions)
     for (int i = 0; i < inst->n_kernels; i++) free(inst->name_expressions[i]);
   free(inst->name_expressions);
+  free(inst->launcher);
   memset(inst, 0, sizeof *inst);
 }
 
@@ -276,7 +263,8 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
   akx__instance r = {0};
   r.acc = acc;
   r.dst = dst;
-  r.n_kernels = uop ? f->n_kernels : f->n_builtin;
+  r.n_kernels = uop ? f->n_kernels : builtin_kernels(f);
+  r.kernel_keys = f->keys;
   r.name_expressions = calloc((size_t)r.n_kernels, sizeof *r.name_expressions);
   akx__text src = {0};
   akx_status s = r.name_expressions ? AKX_SUCCESS : AKX_ERROR_OUT_OF_MEMORY;
@@ -318,6 +306,12 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
     } else {
       free(id.p);
     }
+  }
+  if (s == AKX_SUCCESS) {
+    akx__text launcher = {0};
+    s = expand(&launcher, f->launcher, &names);
+    if (s == AKX_SUCCESS && launcher.failed) s = AKX_ERROR_OUT_OF_MEMORY;
+    r.launcher = launcher.p;
   }
   if (s == AKX_SUCCESS && src.failed) s = AKX_ERROR_OUT_OF_MEMORY;
   r.source = src.p;

@@ -3,28 +3,20 @@
  * of the sim), and the kernels' template-ids, which NVRTC turns into their lowered names
  * (nvrtcAddNameExpression, src/jit/nvrtc.h).
  *
- * The text includes the family's header (include/akx/) and explicitly instantiates each of
+ * The text includes the family's header (kernels/akx/) and explicitly instantiates each of
  * the family's __global__ kernels for the combination, nothing else: every compiler reads it
  * through the headers' own macros (AKX_GLOBAL). It depends on the combination alone, byte for
  * byte, so that its hash can key the kernel cache (src/jit/cache.h). */
 #ifndef AKX_JIT_INSTANCE_H
 #define AKX_JIT_INSTANCE_H
 #include "akx.h"
+#include "families.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The kernel families, by their header in include/akx/. */
-typedef enum {
-  AKX__FAMILY_REDUCE_WHOLE, /* reduce_whole.cuh: the whole-array reduction's passes */
-  AKX__FAMILY_REDUCE_DIMS,  /* reduce_dims.cuh: the rows and tile bodies and the splits' finish */
-  AKX__FAMILY_SCAN,         /* scan.cuh: tile and slice scans, column scans, look-back reset */
-  AKX__FAMILY_FINDALL       /* findall.cuh: the findall tile and the look-back reset */
-} akx__family;
-#define AKX__FAMILY_COUNT 4
+/* The kernel families: src/core/families.h. */
 
-/* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
-const char *akx__family_name(int family);
 /* A dtype's C++ type as the kernels name it ("int8_t", "::akx::f16"), an op's functor
  * ("::akx::op_add"): the columns of the one lists; NULL for anything else. */
 const char *akx__dtype_cxx_name(akx_dtype t);
@@ -53,6 +45,10 @@ typedef struct {
   char **name_expressions; /* each kernel's template-id, e.g.
                               "akx::reduce_whole_partials<float, ::akx::op_add>", in the order
                               the source instantiates them */
+  const char *const *kernel_keys; /* each kernel's key, in that order (the family list's kernel
+                                     names: static strings) */
+  char *launcher;          /* the family's host launcher for the combination, e.g.
+                              "akx::scan_launch<float, float, float, ::akx::op_add>" */
   akx_dtype acc, dst;      /* the combination resolved: AUTO replaced; AKX_DTYPE_AUTO where the
                               family has none (findall's acc, the reductions' dst) */
 } akx__instance;
@@ -60,7 +56,7 @@ typedef struct {
 /* Writes the family's translation unit for *key into *out (zeroed first; freed with
  * akx__instance_free on success, nothing to free on failure). AKX_ERROR_INVALID_ARGUMENT for
  * a NULL argument, a family, dtype or op that is none, or a dst or acc the family does not take;
- * AKX_ERROR_UNSUPPORTED for a combination the library's dtype rules refuse (include/akx/dtypes.cuh,
+ * AKX_ERROR_UNSUPPORTED for a combination the library's dtype rules refuse (kernels/akx/dtypes.cuh,
  * the same refusals as akx_mapreduce's and akx_scan's); AKX_ERROR_OUT_OF_MEMORY. Each with a
  * sentence in akx_last_error(). */
 akx_status akx__instance_generate(const akx__instance_key *key, akx__instance *out);

@@ -112,6 +112,19 @@ static int below_minimum(const akx__nvrtc_found *f) {
   return f->major < AKX__NVRTC_MIN_MAJOR || (f->major == AKX__NVRTC_MIN_MAJOR && f->minor < AKX__NVRTC_MIN_MINOR);
 }
 
+int akx__cuda_driver_version(void) {
+  /* Asked once per process (NVRTC is loaded once); the handle is kept, as the CUDA runtime
+   * keeps its own. */
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!cuda) cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!cuda) return 0;
+  int (*get)(int *) = NULL;
+  *(void **)&get = dlsym(cuda, "cuDriverGetVersion");
+  int version = 0;
+  if (!get || get(&version) != 0) version = 0;
+  return version;
+}
+
 int akx__nvrtc_choose(int driver_version, const akx__nvrtc_found *found, int n, int from_env,
                       char *why, size_t cap) {
   const int driver_major = driver_version / 1000, driver_minor = driver_version % 1000 / 10;

@@ -51,7 +51,7 @@ typedef struct {
 } akx__nvrtc_result;
 
 /* The oldest NVRTC libakx takes: the oldest that compiles the embedded kernel headers. NVRTC
- * 11.8 to 12.2 refuse include/akx/std.cuh's __builtin_bit_cast ("type name is not allowed");
+ * 11.8 to 12.2 refuse kernels/akx/std.cuh's __builtin_bit_cast ("type name is not allowed");
  * 12.3 compiles every family (bench/RESULTS.md, "The oldest NVRTC"). sm_90 alone would need
  * 11.8. */
 #define AKX__NVRTC_MIN_MAJOR 12
@@ -84,9 +84,9 @@ typedef struct {
 int akx__nvrtc_choose(int driver_version, const akx__nvrtc_found *found, int n, int from_env,
                       char *why, size_t cap);
 
-/* The CUDA driver's version as cudaDriverGetVersion gives it (12040 for 12.4), 0 when there is
- * no driver or libakx was built without CUDA (src/cuda/driver_version.cu,
- * src/nocuda/backend_cuda_stub.c). */
+/* The CUDA driver's version as cuDriverGetVersion gives it (12040 for 12.4), 0 when there is no
+ * driver: asked of libcuda.so.1 through dlopen, as libnvrtc is opened, so that src/jit needs
+ * neither a CUDA header nor the CUDA backend (a sim-only build has none). */
 int akx__cuda_driver_version(void);
 
 /* AKX_SUCCESS when libnvrtc loads (loading it on the first call), else AKX_ERROR_UNSUPPORTED

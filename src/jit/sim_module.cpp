@@ -1,7 +1,7 @@
 // Kernels the sim compiles at run time: the translation unit of one family for one source
 // dtype (the text CMake compiles for the prebuilt kernels, src/jit/sim_module.h), compiled by
 // the host C++ compiler into a shared object against the embedded kernel headers, loaded with
-// dlopen and handed the sim runtime's table (include/akx/sim_device.hpp). Compiled objects go
+// dlopen and handed the sim runtime's table (kernels/akx/sim_device.hpp). Compiled objects go
 // through the kernel cache (src/jit/cache.h): one compile per process, one per machine with
 // the disk cache. Where it writes meanwhile: src/jit/sim_module.h.
 #include "sim_module.h"
@@ -32,10 +32,6 @@
 
 extern char **environ;
 
-namespace akx::sim {
-const runtime_api *runtime_table();  // src/sim/module_api.cpp
-}
-
 namespace {
 
 // What CMake builds the sim's kernels with, less what only a shared object needs: the same
@@ -43,37 +39,6 @@ namespace {
 const char *const compile_flags[] = {"-std=c++20", "-O2", "-DNDEBUG", "-ffp-contract=off",
                                      "-fPIC", "-shared", "-fvisibility=hidden",
                                      "-Wl,-Bsymbolic", "-DAKX_SIM_MODULE=1"};
-
-struct family_info {
-  const char *family, *file;
-};
-// Every family's entry lives in one instance file; scan and findall share theirs.
-const family_info families[] = {{"reduce_whole", "reduce_whole"},
-                                {"reduce_dims", "reduce_dims"},
-                                {"scan", "scan"},
-                                {"findall", "scan"}};
-
-const family_info *family_of(const char *family) {
-  for (const family_info &f : families)
-    if (strcmp(f.family, family) == 0) return &f;
-  return nullptr;
-}
-
-const char *dtype_name(int32_t dtype) {
-  switch (dtype) {
-#define AKX_X_(D, T, N, S) \
-  case D: return #N;
-    AKX_DTYPE_LIST(AKX_X_)
-#undef AKX_X_
-  }
-  return nullptr;
-}
-
-std::string upper(const char *s) {
-  std::string u(s);
-  for (char &c : u) c = (char)(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  return u;
-}
 
 // ---- per process: the compiler, its version, the headers' digest; the headers on disk -----
 struct toolchain {
@@ -226,6 +191,7 @@ struct module_job {
   const toolchain *tc;
   std::string source, name;
   const akx_user_op_desc *user = nullptr;  // the unit holds this user op's source
+  const akx::sim::runtime_api *runtime = nullptr;  // what the module calls (akx_sim_module_init)
 };
 
 // The first line of a compile log that reports an error (gcc's and clang's "file:line:col:
@@ -328,7 +294,7 @@ akx_status load_module(void *arg, const void *bytes, size_t size, void **handle)
   }
   if (!dl) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(), why.c_str());
   auto init = reinterpret_cast<int (*)(const akx::sim::runtime_api *)>(dlsym(dl, "akx_sim_module_init"));
-  if (!init || init(akx::sim::runtime_table()) != 0) {
+  if (!init || init(job->runtime) != 0) {
     dlclose(dl);
     return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(),
                      init ? "it was compiled against another runtime table" : "it has no akx_sim_module_init");
@@ -339,23 +305,13 @@ akx_status load_module(void *arg, const void *bytes, size_t size, void **handle)
 
 }  // namespace
 
-extern "C" akx_status akx__sim_module_source(const char *family, int32_t src_dtype, char **text) {
-  const family_info *f = family ? family_of(family) : nullptr;
-  const char *dt = dtype_name(src_dtype);
-  if (!f) return akx__fail(AKX_ERROR_INTERNAL, "no kernel family is called \"%s\"", family ? family : "(null)");
-  if (!dt) return akx__fail(AKX_ERROR_INTERNAL, "%s: source dtype %d has no kernels", family, (int)src_dtype);
-  const std::string s = std::string("// The ") + f->file + " kernels of one source dtype (" + dt +
-                        ") for one backend (src/jit/sim_module.h).\n#define AKX_SRC_DTYPE AKX_" + upper(dt) +
-                        "\n#define AKX_SRC_NAME " + dt + "\n#include \"akx/" + f->file + "_instances.inl\"\n";
-  *text = strdup(s.c_str());
-  return *text ? AKX_SUCCESS : akx__fail(AKX_ERROR_OUT_OF_MEMORY, "out of host memory");
-}
-
-extern "C" akx_status akx__sim_module_open(const char *name, const char *unit, const akx_user_op_desc *user,
-                                          void **handle) {
+extern "C" akx_status akx__sim_module_open(const void *runtime, const char *name, const char *unit,
+                                          const akx_user_op_desc *user, void **handle) {
   const toolchain &tc = get_toolchain();
   if (tc.status != AKX_SUCCESS) return akx__fail(tc.status, "%s", tc.error);
-  module_job job{&tc, std::string("#include \"akx/sim_module.inl\"\n") + unit, name, user};
+  if (!runtime) return akx__fail(AKX_ERROR_INTERNAL, "%s: no sim runtime table to load it with", name);
+  module_job job{&tc, std::string("#include \"sim_module.inl\"\n") + unit, name, user,
+                 static_cast<const akx::sim::runtime_api *>(runtime)};
   // Everything that makes the object: this libakx, the compiler and its flags, the text and
   // every header it may include.
   akx__jit_hasher h;
@@ -376,16 +332,4 @@ extern "C" akx_status akx__sim_module_symbol(void *handle, const char *name, con
   *entry = dlsym(handle, symbol);
   if (!*entry) return akx__fail(AKX_ERROR_INTERNAL, "the sim's module %s has no entry %s", name, symbol);
   return AKX_SUCCESS;
-}
-
-extern "C" akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **entry) {
-  char *unit = nullptr;
-  AKX_TRY(akx__sim_module_source(family, src_dtype, &unit));
-  const std::string name = std::string("akx_") + family_of(family)->file + "_" + dtype_name(src_dtype);
-  void *dl = nullptr;
-  const akx_status s = akx__sim_module_open(name.c_str(), unit, nullptr, &dl);
-  free(unit);
-  AKX_TRY(s);
-  const std::string symbol = std::string("akx__sim_") + family + "_" + dtype_name(src_dtype);
-  return akx__sim_module_symbol(dl, name.c_str(), symbol.c_str(), entry);
 }

@@ -1,8 +1,8 @@
-/* Kernels the sim compiles at run time (src/jit/sim_module.cpp): a family's translation unit
- * for one source dtype, the same text CMake compiles for the prebuilt kernels
- * (cmake/kernel_instances.in: "#define AKX_SRC_DTYPE ...", then the include of the family's
- * instance file in include/akx/), built by the host compiler (AKX_SIM_CXX, else the one
- * libakx was built with) and loaded with dlopen, through the kernel cache.
+/* Kernels the sim compiles at run time (src/jit/sim_module.cpp): a unit of one combination
+ * (src/jit/builtin_instance.h) or of a user op (src/jit/user_op.h), after the module prelude
+ * (src/jit/sim_module.inl), built by the host compiler (AKX_SIM_CXX, else the one libakx was
+ * built with) against the embedded kernel headers and loaded with dlopen, through the kernel
+ * cache.
  *
  * Where it writes: each compile in a directory of its own (the source, the embedded headers,
  * the object, and the compiler's own temporary files: its TMPDIR points there), each load in
@@ -20,21 +20,14 @@
 extern "C" {
 #endif
 
-/* The translation unit of `family` ("reduce_whole", "reduce_dims", "scan", "findall") for one
- * source dtype: malloc'd text. */
-akx_status akx__sim_module_source(const char *family, int32_t src_dtype, char **text);
-
-/* The entry akx__sim_<family>_<dtype> (the signature of src/core/backend.h's launchers) of
- * that unit, compiled and loaded once per process. AKX_ERROR_UNSUPPORTED with a sentence
- * when the compiler is missing or fails (its log: akx__compile_log_get). */
-akx_status akx__sim_module_entry(const char *family, int32_t src_dtype, void **entry);
-
-/* Any unit (text after the module prelude, include/akx/sim_module.inl) compiled and loaded
- * once per process through the kernel cache: its dlopen handle. `name` names it in
+/* Any unit (text after the module prelude, src/jit/sim_module.inl) compiled and loaded
+ * once per process through the kernel cache: its dlopen handle. runtime: the sim's runtime
+ * table (the sim backend's module_runtime, src/core/backend.h), which the module calls. `name` names it in
  * sentences. A compile failure is AKX_ERROR_UNSUPPORTED, or, with `user` (the unit holds that
  * user op's source), akx__user_op_refusal's (src/jit/user_op.h); the whole log, the user's
  * lines quoted: akx__compile_log_get. */
-akx_status akx__sim_module_open(const char *name, const char *unit, const akx_user_op_desc *user, void **handle);
+akx_status akx__sim_module_open(const void *runtime, const char *name, const char *unit, const akx_user_op_desc *user,
+                                void **handle);
 /* dlsym of an opened module; AKX_ERROR_INTERNAL naming both when absent. */
 akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry);
 

@@ -4,7 +4,7 @@
  * AKX__USER_SOURCE_FILE, so a compiler's message names the user's own line), the accumulator's
  * type alone on line 1 of AKX__USER_ACC_FILE (an unknown type is reported there, not in
  * generated code), then a struct of its functions, akx_user::fns, which
- * include/akx/user_op.cuh turns into an op of the kernels. The struct's checks are
+ * kernels/akx/user_op.cuh turns into an op of the kernels. The struct's checks are
  * static_asserts whose message starts "akx rule: ": the compile fails with that sentence
  * (akx__user_op_refusal). The functions are called through members that are templates, so a
  * missing function fails its rule's check alone rather than every call to it.
@@ -146,7 +146,7 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
              "    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, \"opts->fold: the op's accumulator (%s) cannot be made "
              "from dst's previous value (%s)\");\n",
              op_cxx, cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
-  s = akx__unit_with_entry(family, cxx_type(src), cxx_type(dst), acc_cxx, op_cxx, in.source, check, text);
+  s = akx__unit_with_entry(family, &in, check, text);
   akx__instance_free(&in);
   return s;
 }
@@ -377,7 +377,7 @@ akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
     char *text = NULL;
     AKX_TRY(akx__user_op_probe_text(&op->desc, &text));
     void *dl = NULL;
-    const akx_status s = akx__sim_module_open("akx_user_op", text, &op->desc, &dl);
+    const akx_status s = akx__sim_module_open(ctx->be->module_runtime(), "akx_user_op", text, &op->desc, &dl);
     free(text);
     AKX_TRY(s);
     void *fn = NULL;
@@ -391,7 +391,7 @@ akx_status akx__user_op_compile(const akx_context *ctx, akx__user_op *op) {
       AKX_TRY(c);
     }
   }
-  /* Nodes, shared arrays and the workspace are 16-byte aligned (include/akx/scan_layout.cuh,
+  /* Nodes, shared arrays and the workspace are 16-byte aligned (kernels/akx/scan_layout.cuh,
    * the planners' carving): an accumulator aligned to more would be misplaced. */
   if (out[1] > 16)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
@@ -422,7 +422,7 @@ akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int fami
   snprintf(name, sizeof name, "akx_user_op_%d_%s_%s_%s", (int)op->id, akx__family_name(family),
            akx_dtype_name(src), dst == AKX_DTYPE_AUTO ? "acc" : akx_dtype_name(dst));
   void *dl = NULL;
-  akx_status s = akx__sim_module_open(name, text, &op->desc, &dl);
+  akx_status s = akx__sim_module_open(ctx->be->module_runtime(), name, text, &op->desc, &dl);
   free(text);
   if (s == AKX_SUCCESS && op->arg_of < 0) {
     s = check_text(op, src, dst, &text);

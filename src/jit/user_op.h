@@ -1,6 +1,6 @@
 /* User operators (akx_user_op_desc, include/akx.h) and the library's ARGMIN/ARGMAX, which
  * take the same path: the text of their translation units (src/jit/user_op.c), their
- * registry on a context (src/core/user_ops.c), and the kernels' entries, compiled on first
+ * registry on a context (src/jit/user_ops.c), and the kernels' entries, compiled on first
  * use through the kernel cache. */
 #ifndef AKX_JIT_USER_OP_H
 #define AKX_JIT_USER_OP_H
@@ -66,7 +66,7 @@ akx_status akx__user_op_entry(const akx_context *ctx, akx__user_op *op, int fami
 akx_status akx__user_op_launch_entry(const akx_context *ctx, int32_t op, int family, int32_t src, int32_t dst,
                                      void **entry);
 
-/* ---- the registry (src/core/user_ops.c) ---- */
+/* ---- the registry (src/jit/user_ops.c) ---- */
 /* The live user op `op` of ctx, or NULL. */
 akx__user_op *akx__user_op_find(const akx_context *ctx, akx_op op);
 /* For an entry point that takes `op`: ARGMIN/ARGMAX resolved to the library's op for src's

@@ -3,7 +3,6 @@
  * member is filled, so that no path through src/ can call a null pointer. */
 #include "backend.h"
 #include "error.h"
-#include "jit/nvrtc.h"
 
 static akx_status unavailable(void) {
   return akx__fail(AKX_ERROR_NO_DEVICE,
@@ -26,14 +25,13 @@ static akx_status nocuda_is_capturing(const akx_context *ctx, int *capturing) {
   return unavailable();
 }
 static int nocuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) { return 0; }
-static akx_status nocuda_reduce_whole(akx_context *ctx, const akx__reduce_whole_plan *plan) {
+static int nocuda_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes) {
+  return 0;
+}
+static akx_status nocuda_launch(akx_context *ctx, int family, const akx__entry *entry, const void *plan) {
   return unavailable();
 }
-static akx_status nocuda_reduce_dims(akx_context *ctx, const akx__reduce_dims_plan *plan) {
-  return unavailable();
-}
-static akx_status nocuda_scan(akx_context *ctx, const akx__scan_plan *plan) { return unavailable(); }
-static akx_status nocuda_findall(akx_context *ctx, const akx__findall_plan *plan) {
+static akx_status nocuda_runtime_unit(const akx_context *ctx, const akx__combination *c, void **unit) {
   return unavailable();
 }
 static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *),
@@ -41,13 +39,6 @@ static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, 
   return unavailable();
 }
 
-/* No CUDA, so no driver whose version would choose the NVRTC (src/jit/nvrtc.h). */
-int akx__cuda_driver_version(void) { return 0; }
-
-akx_status akx__cuda_runtime_prepare(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc,
-                                     int32_t op) {
-  return unavailable();
-}
 
 const akx__backend akx__backend_cuda = {
     .kind = AKX_BACKEND_CUDA,
@@ -61,26 +52,12 @@ const akx__backend akx__backend_cuda = {
     .set_stream = nocuda_set_stream,
     .is_capturing = nocuda_is_capturing,
     .is_device_range = nocuda_is_device_range,
-    .reduce_whole = nocuda_reduce_whole,
-    .reduce_dims = nocuda_reduce_dims,
-    .scan = nocuda_scan,
-    .findall = nocuda_findall,
+    .allocation_of = nocuda_allocation_of,
+    .launch = nocuda_launch,
+    .runtime_unit = nocuda_runtime_unit,
+    .module_runtime = NULL,
     .run = nocuda_run,
 };
-
-akx_status akx__cuda_reduce_whole_launch(const akx__reduce_whole_plan *plan, void *stream) {
-  return unavailable();
-}
-
-akx_status akx__cuda_reduce_dims_launch(const akx__reduce_dims_plan *plan, void *stream) {
-  return unavailable();
-}
-
-akx_status akx__cuda_scan_launch(const akx__scan_plan *plan, void *stream) { return unavailable(); }
-
-akx_status akx__cuda_findall_launch(const akx__findall_plan *plan, void *stream) {
-  return unavailable();
-}
 
 /* src/cuda/api_calls.h: no CUDA backend, no CUDA calls. */
 #include "../cuda/api_calls.h"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reduce_dims.h"
-#include "jit/builtin_instance.h"
+#include "launch/route.h"
 #include "jit/user_op.h"
 #include "reduce_whole.h"
 #include "tuning.h"
@@ -51,21 +51,6 @@
  * 32 elements per output) cannot without moving more bytes, and stays one pass below a
  * wave. */
 #define AKX__PARTIAL_BYTES_SHARE 20
-
-const char *akx__reduce_dims_shape_name(int shape) {
-  switch (shape) {
-    case AKX__DIMS_ROWS: return "rows";
-    case AKX__DIMS_WARP_ROWS: return "warp_rows";
-    case AKX__DIMS_PER_THREAD: return "per_thread";
-    case AKX__DIMS_TILED: return "tiled";
-    case AKX__DIMS_COLUMNS: return "columns";
-    case AKX__DIMS_STRIDED: return "strided";
-    case AKX__DIMS_WHOLE: return "whole";
-    case AKX__DIMS_NONE: return "none";
-    case AKX__DIMS_PIECES: return "pieces";
-  }
-  return "?";
-}
 
 /* ---- validation ------------------------------------------------------------------------------ */
 
@@ -426,7 +411,7 @@ static akx_status launch_plan(akx_context *ctx, akx__reduce_dims_plan *p, const 
     *slot = (char *)ws + slot_at;
     p->finish.dst = (void *)((uintptr_t)*slot + (uintptr_t)p->finish.dst);
   }
-  AKX_TRY(ctx->be->reduce_dims(ctx, p));
+  AKX_TRY(akx__launch(ctx, akx__reduce_dims_combination(p), p));
   if (p->splits > 1) akx__workspace_ticket_done(ctx, ticket_bytes(p));
   return AKX_SUCCESS;
 }
@@ -581,7 +566,7 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *dst, const akx
     return reduce_dims_locked(ctx, &pp.into, &pp.parts, AKX_MAP_IDENTITY, op, &pp.combine_opts);
   }
   pp.combine.partials = (void *)all;
-  return ctx->be->reduce_dims(ctx, &pp.combine);
+  return akx__launch(ctx, akx__reduce_dims_combination(&pp.combine), &pp.combine);
 }
 
 akx_status akx_reduce_dims_piece(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_map map,

@@ -13,8 +13,6 @@ extern "C" {
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
                                        const akx_array *src, akx_map map, akx_op op,
                                        const akx_reduce_opts *opts, akx__reduce_dims_plan *plan);
-/* "rows", "warp_rows", "per_thread", "tiled", "columns", "strided", "whole", "none". */
-const char *akx__reduce_dims_shape_name(int shape);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "reduce_whole.h"
 #include "tuning.h"
-#include "jit/builtin_instance.h"
+#include "launch/route.h"
 #include "jit/user_op.h"
 
 /* Everything akx_mapreduce checks but the context; ctx may be NULL (the result-dtype query)
@@ -92,7 +92,7 @@ size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const 
 /* Launches the plan: in one launch when the ticket is 0 (include/akx/reduce_whole.cuh), and
  * notes when the call left it at 0 (one block never touches it; pass 2 puts it back). */
 static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
-  AKX_TRY(ctx->be->reduce_whole(ctx, p));
+  AKX_TRY(akx__launch(ctx, akx__reduce_whole_combination(p), p));
   if (p->one_launch || p->blocks > 1 || p->src.n == 0) akx__workspace_ticket_done(ctx, sizeof(unsigned long long));
   return AKX_SUCCESS;
 }

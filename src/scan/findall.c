@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "jit/builtin_instance.h"
+#include "launch/route.h"
 #include "scan_plan.h"
 
 /* src's dims ordered by decreasing |stride| (ties: the later dim inner, as C order), size-1
@@ -78,7 +78,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     p.epoch = call.epoch;
     p.reset_status = call.reset;
     p.status_slots = call.slots;
-    AKX_TRY(ctx->be->findall(ctx, &p));
+    AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
     /* include/akx/lookback.cuh's header: the count at byte 16. */
     AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,

@@ -6,7 +6,7 @@
 #include "internal.h"
 #include "akx/block_limits.h"
 #include "scan_plan.h"
-#include "jit/builtin_instance.h"
+#include "launch/route.h"
 #include "jit/user_op.h"
 #include "tuning.h"
 
@@ -242,7 +242,7 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   } else if (ws_bytes) {
     AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
   }
-  AKX_TRY(ctx->be->scan(ctx, &p));
+  AKX_TRY(akx__launch(ctx, akx__scan_combination(&p), &p));
   if (tiled) akx__workspace_lookback_done(ctx, &call);
   return AKX_SUCCESS;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 #include "internal.h"
 #include "scan_plan.h"
-#include "jit/builtin_instance.h"
+#include "launch/route.h"
 
 size_t akx__scan_piece_rows(const akx__scan_plan *p, const akx_scan_piece_t *piece) {
   const int64_t c = p->n > 0 ? p->chunks : 0;
@@ -30,7 +30,7 @@ static akx_status pass(akx_context *ctx, const akx__scan_plan *p, int32_t step, 
   q.step = step;
   q.status = status;
   if (step == AKX__SCAN_STEP_CARRY) q.chunks = rows;
-  return ctx->be->scan(ctx, &q);
+  return akx__launch(ctx, akx__scan_combination(&q), &q);
 }
 
 static akx_status piece_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,

@@ -1,5 +1,5 @@
-// The shared memory of a scan tile (include/akx/scan_tile.cuh), for the planners of scans and
-// findall: the dynamic part (the runs, include/akx/scan_layout.cuh) that the launch passes, and
+// The shared memory of a scan tile (kernels/akx/scan_tile.cuh), for the planners of scans and
+// findall: the dynamic part (the runs, kernels/akx/scan_layout.cuh) that the launch passes, and
 // the static part the kernel declares (the block scan's scratch of nodes and the ticket).
 // The driver counts both against one per-block limit (48 KiB without the opt-in, which the
 // tile kernels declare; the device's opt-in maximum with it), so the plan refuses a tile

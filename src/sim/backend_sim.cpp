@@ -7,9 +7,9 @@
 //   AKX_SIM_SCHEDULE  "inorder" (default) or "random[:SEED]": the order fibers are resumed in
 //   AKX_SIM_COUNTERS  "1" (default) or "0": count requests (the checks stay on either way)
 //   AKX_SIM_REPORT    "0" (default) or "1": print the counters when the context is destroyed
-//   AKX_KERNELS       "prebuilt" (default) or "runtime": every kernel from a module the sim
-//                     compiles at run time (src/jit/sim_module.h), also where a prebuilt one
-//                     exists (the settings of every backend: src/core/settings.c)
+//   AKX_KERNELS       "prebuilt" (default) or "runtime": every kernel from a unit the sim
+//                     compiles at run time (src/jit/builtin_instance.h), also where a prebuilt
+//                     one exists (the settings of every backend: src/core/settings.c)
 //   AKX_SIM_RESIDENT  blocks resident at once, at most (default 16; the profile's occupancy
 //                     caps it too): each resident block holds a fiber stack per thread and
 //                     its shared memory in host memory
@@ -24,12 +24,14 @@
 #include "error.h"
 #include "sim/runtime.hpp"
 #include "sim/sim_testing.hpp"
-#include "kernel_entries.hpp"
-#include "jit/sim_module.h"
 #include "jit/builtin_instance.h"
 #include "jit/user_op.h"
 
+extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
+
 namespace akx::sim {
+// The table a run-time module calls (src/sim/module_api.cpp), handed to it by src/jit.
+const runtime_api *runtime_table();
 
 runtime::~runtime() { free_all_device(*this); }
 
@@ -184,33 +186,25 @@ int sim_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
   return find_allocation(rt, uintptr_t(p), bytes) != rt.allocations.end();
 }
 
-// Every family's launch: on this context (its counters, checks and schedule).
-// Prebuilt entries unless the context asks for run-time kernels (AKX_KERNELS=runtime) or the
-// library has none (AKX_PREBUILT=OFF); those come from a module compiled from the same text
-// (src/jit/sim_module.h), after the same checks.
-template <class Plan, akx_status (*launch)(const Plan *, void *)>
-akx_status sim_launch(akx_context *ctx, const Plan *plan) {
+// Every family's launch: on this context (its counters, checks and schedule), through the entry
+// the routing chose (src/launch/route.h): a prebuilt one, or a unit compiled at run time
+// from the same text (sim_runtime_unit).
+akx_status sim_launch(akx_context *ctx, int, const akx__entry *entry, const void *plan) {
   scoped_context current(ctx);
-  scoped_pdl pdl(ctx, akx__context_pdl(ctx) != 0);  // the call's launches (include/akx/device.cuh)
-  if (akx::op_of(*plan) >= AKX_USER_OP_FIRST) {
-    void *entry = nullptr;
-    AKX_TRY(akx__user_op_launch_entry(ctx, akx::op_of(*plan), akx::family_id(*plan), akx::source_dtype(*plan),
-                                      akx::dst_of(*plan), &entry));
-    return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
-  }
-  if (!akx::is_prebuilt(AKX_BACKEND_SIM, *plan)) {
-    void *entry = nullptr;
-    AKX_TRY(akx__builtin_entry(ctx, akx::family_id(*plan), (akx_dtype)akx::source_dtype(*plan),
-                               (akx_dtype)akx::dst_of(*plan), (akx_dtype)akx::acc_of(*plan),
-                               (akx_op)akx::op_of(*plan), &entry));
-    return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
-  }
-  if (akx__prebuilt_serves(ctx, 1)) return launch(plan, nullptr);
-  AKX_TRY(akx::entry_check(*plan));
-  void *entry = nullptr;
-  AKX_TRY(akx__sim_module_entry(akx::family_name(*plan), akx::source_dtype(*plan), &entry));
-  return reinterpret_cast<akx_status (*)(const Plan *, void *)>(entry)(plan, nullptr);
+  scoped_pdl pdl(ctx, akx__context_pdl(ctx) != 0);  // the call's launches (kernels/akx/device.cuh)
+  if (entry->prebuilt) return entry->prebuilt(plan, nullptr);
+  return reinterpret_cast<akx_status (*)(const void *, void *)>(entry->unit)(plan, nullptr);
 }
+
+// A unit the host compiler builds at run time: a user op's, or the one instance generator's for
+// a built-in combination (src/jit/builtin_instance.h); its akx_unit_entry is the launcher.
+akx_status sim_runtime_unit(const akx_context *ctx, const akx__combination *c, void **unit) {
+  if (c->op >= AKX_USER_OP_FIRST) return akx__user_op_launch_entry(ctx, c->op, c->family, c->src, c->dst, unit);
+  return akx__builtin_entry(ctx, c->family, (akx_dtype)c->src, (akx_dtype)c->dst, (akx_dtype)c->acc, (akx_op)c->op,
+                            unit);
+}
+
+const void *sim_module_runtime(void) { return runtime_table(); }
 
 akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), void *workspace,
                    void *arg) {
@@ -220,6 +214,7 @@ akx_status sim_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), v
 }  // namespace
 }  // namespace akx::sim
 
+// A sim context's akx_malloc block holding byte p (akx__backend.allocation_of).
 extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base,
                                       size_t *bytes) {
   const akx::sim::runtime &rt = akx::sim::runtime_of(ctx);
@@ -260,9 +255,9 @@ extern "C" const akx__backend akx__backend_sim = {
     akx::sim::sim_set_stream,
     akx::sim::sim_is_capturing,
     akx::sim::sim_is_device_range,
-    akx::sim::sim_launch<akx__reduce_whole_plan, akx__sim_reduce_whole_launch>,
-    akx::sim::sim_launch<akx__reduce_dims_plan, akx__sim_reduce_dims_launch>,
-    akx::sim::sim_launch<akx__scan_plan, akx__sim_scan_launch>,
-    akx::sim::sim_launch<akx__findall_plan, akx__sim_findall_launch>,
+    akx__sim_allocation_of,
+    akx::sim::sim_launch,
+    akx::sim::sim_runtime_unit,
+    akx::sim::sim_module_runtime,
     akx::sim::sim_run,
 };

@@ -335,7 +335,7 @@ void global_access(const void *p, unsigned bytes, bool write, bool atomic, const
     fail_thread(rt, th, "global access before the grid dependency wait", s,
                 "a %u-byte %s at %p before the thread called grid_dependency_wait(), in a "
                 "programmatic dependent launch: on a GPU the kernel before it in the stream may "
-                "still be writing there (include/akx/device.cuh)",
+                "still be writing there (kernels/akx/device.cuh)",
                 bytes, what, p);
   if (!(a >= rt.hit_lo[0] && a + bytes <= rt.hit_hi[0])) {
     if (a >= rt.hit_lo[1] && a + bytes <= rt.hit_hi[1]) {

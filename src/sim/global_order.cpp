@@ -389,7 +389,7 @@ void plain_load_done(const void *p, unsigned bytes, const void *value, const sit
   memcpy(ps.plain_value, value, bytes);
 }
 
-// ---- ordered accesses (include/akx/device.cuh) ----------------------------------------------------
+// ---- ordered accesses (kernels/akx/device.cuh) ----------------------------------------------------
 
 void sync_load(const void *p, unsigned bytes, unsigned alignment, void *out, sync_load_kind k,
                const site &s) {

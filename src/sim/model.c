@@ -81,7 +81,7 @@
  *                                                       allocation unit size 256, per warp,
  *                                                       cc 5.0 to 12.x)
  *   default_registers           32                      kernel_info_of(name)'s default
- *                                                       (include/akx/device.cuh)
+ *                                                       (kernels/akx/device.cuh)
  *   shared_wavefronts_per_cycle 1 per SM                CUDA programming guide, shared
  *                                                       memory: 32 banks of 32 bits per clock
  *   loads_in_flight             per kernel              kernel_info.loads_in_flight (declared

@@ -1,4 +1,4 @@
-// The sim runtime's entries as a table (include/akx/sim_device.hpp, AKX_SIM_RUNTIME): what a
+// The sim runtime's entries as a table (kernels/akx/sim_device.hpp, AKX_SIM_RUNTIME): what a
 // kernel module compiled at run time (src/jit/sim_module.cpp) calls, handed to it at load,
 // since libakx exports nothing but akx_*.
 #include "akx/device.cuh"

@@ -1,5 +1,5 @@
 // Launching kernels on a sim context directly, for tests of probe kernels (written with
-// include/akx/device.cuh exactly as real kernels are) and for the backend's own launchers:
+// kernels/akx/device.cuh exactly as real kernels are) and for the backend's own launchers:
 //
 //   akx_context *ctx;
 //   akx_context_create(&ctx, AKX_BACKEND_SIM, 0);
@@ -25,7 +25,7 @@ class scoped_context {
 };
 
 // Makes the launches on ctx's runtime in the scope programmatic dependent launches, or not (a
-// family's call is one on an sm_90+ profile unless AKX_PDL=0: include/akx/device.cuh), and
+// family's call is one on an sm_90+ profile unless AKX_PDL=0: kernels/akx/device.cuh), and
 // restores the previous setting at the end. Nothing when ctx is not a sim context.
 class scoped_pdl {
  public:

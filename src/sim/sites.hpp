@@ -62,7 +62,7 @@ class site_table {
   std::vector<site_info> sites_;
 };
 
-// "reduce_whole.cuh" of "/work/main/include/akx/reduce_whole.cuh": messages and tables name
+// "reduce_whole.cuh" of "/work/main/kernels/akx/reduce_whole.cuh": messages and tables name
 // files by their last component.
 const char *file_basename(const char *path);
 }  // namespace akx::sim

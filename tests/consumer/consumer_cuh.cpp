@@ -1,5 +1,5 @@
 // include/akx.cuh from an installed tree, compiled by the host compiler for the sim and linked
-// to libakx.a (tests/test_install.sh, step 4): the kernel headers it includes (include/akx/)
+// to libakx.a (tests/test_install.sh, step 4): the kernel headers it includes (kernels/akx/)
 // must all be installed and need nothing from the source tree. A user functor (a max that
 // keeps the earlier operand on ties) scans and reduces 1000 int32 values.
 #include <stdio.h>

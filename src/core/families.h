@@ -1,0 +1,109 @@
+/* The kernel families, registered once. Everything that exists per family is derived from
+ * AKX_FAMILY_LIST: the family ids and names, the prebuilt entries of each backend
+ * (src/launch/kernel_entries.inc), the launch routing (src/launch/route.h), the instance
+ * generator's units (src/jit/instance.c), the CUDA backend's run-time launches
+ * (src/cuda/runtime_kernels.cu), the stubs of a build without CUDA (src/nocuda/), and CMake's
+ * prebuilt instance files (CMakeLists.txt reads the rows).
+ *
+ * A row is Y(a, ID, name, Plan, header, file, launcher):
+ *   ID      AKX__FAMILY_<ID>, the family's id
+ *   name    the family's name: its entries akx__<backend>_<name>_<dtype>, its kernels' unit
+ *           and run-time launch (akx__cuda_runtime_<name>), and
+ *           akx__<name>_combination(const Plan *), which says what a plan launches
+ *   Plan    the plan its launcher takes (kernels/akx/plan.h, or the family's own header)
+ *   header  the kernel header a run-time unit includes
+ *   file    the build-only ladder of its prebuilt entries, src/launch/<file>_instances.inl
+ *   launcher the template-id of its host launcher (kernels/akx/), which a run-time unit's
+ *           entry calls as launcher(*plan, stream)
+ * and the family's kernels, each K(name, template-id, user_only), are AKX_<ID>_KERNELS(K):
+ * name is the kernel's key (kernel_info's function, else its name: kernels/akx/device.cuh),
+ * by which every path finds it; the template-id has placeholders for the combination's C++
+ * names ({S} source, {D} dst, {A} accumulator, {O} the op's functor); user_only marks a
+ * kernel only a user op's unit holds. */
+#ifndef AKX_FAMILIES_H
+#define AKX_FAMILIES_H
+#include <stdint.h>
+#include "akx.h"
+#include "akx/plan.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AKX_FAMILY_LIST_WITH(Y, a)                                                                \
+  Y(a, REDUCE_WHOLE, reduce_whole, akx__reduce_whole_plan, "akx/reduce_whole.cuh", reduce_whole, \
+    "akx::reduce_whole_launch<{S}, {A}, {O}>")                                                    \
+  Y(a, REDUCE_DIMS, reduce_dims, akx__reduce_dims_plan, "akx/reduce_dims.cuh", reduce_dims,       \
+    "akx::reduce_dims_launch<{S}, {A}, {O}>")                                                     \
+  Y(a, SCAN, scan, akx__scan_plan, "akx/scan.cuh", scan, "akx::scan_launch<{S}, {D}, {A}, {O}>")  \
+  Y(a, FINDALL, findall, akx__findall_plan, "akx/findall.cuh", scan, "akx::findall_launch<{S}>")
+/* The rows as X(ID, name, Plan, header, file, launcher); AKX_FAMILY_LIST_WITH(Y, a) passes `a`
+ * first, so that a list over another list (every family's entry of every dtype) needs no
+ * second spelling of either. */
+#define AKX_FAMILY_LIST(X) AKX_FAMILY_LIST_WITH(AKX_FAMILY_ROW_, X)
+#define AKX_FAMILY_ROW_(X, ID, name, Plan, header, file, launcher) X(ID, name, Plan, header, file, launcher)
+
+/* kernels/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
+#define AKX_REDUCE_WHOLE_KERNELS(K)                                                   \
+  K("reduce_whole_contiguous", "akx::reduce_whole_contiguous<{S}, {A}, {O}>", 0)      \
+  K("reduce_whole_strided", "akx::reduce_whole_strided<{S}, {A}, {O}>", 0)            \
+  K("reduce_whole_partials", "akx::reduce_whole_partials<{A}, {O}>", 0)
+/* kernels/akx/reduce_dims.cuh: the rows and tile bodies, the second pass over the splits, and
+ * for a user op the pieces' combine (a built-in op's pieces are an array of a dtype, which the
+ * others reduce). */
+#define AKX_REDUCE_DIMS_KERNELS(K)                                                    \
+  K("reduce_dims_rows", "akx::reduce_dims_rows_kernel<{S}, {A}, {O}>", 0)             \
+  K("reduce_dims_tile", "akx::reduce_dims_tile_kernel<{S}, {A}, {O}>", 0)             \
+  K("reduce_dims_finish", "akx::reduce_dims_finish_kernel<{A}, {O}>", 0)              \
+  K("reduce_dims_pieces", "akx::reduce_dims_pieces_kernel<{A}, {O}>", 1)
+/* kernels/akx/scan.cuh: the look-back reset, the whole-array and slice tiles, the column scan
+ * and its carries (what akx::scan_launch launches). */
+#define AKX_SCAN_KERNELS(K)                                                                                   \
+  K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)                                                 \
+  K("scan_tile", "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::plain_scan<{O}, {A}>>>", 0)      \
+  K("scan_slices", "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>", 0)      \
+  K("scan_columns", "akx::scan_columns<{S}, {D}, {O}, {A}>", 0)                                               \
+  K("scan_columns_carry", "akx::scan_columns_carry<{O}, {A}>", 0)
+/* kernels/akx/findall.cuh: the look-back reset and the findall tile (akx::findall_launch). */
+#define AKX_FINDALL_KERNELS(K)                          \
+  K("scan_init", "akx::scan_init<::akx::lookback_header>", 0) \
+  K("findall_tile", "akx::scan_tile_kernel<::akx::findall_policy<{S}>>", 0)
+
+typedef enum {
+#define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher) AKX__FAMILY_##ID,
+  AKX_FAMILY_LIST(AKX_FAMILY_ID_)
+#undef AKX_FAMILY_ID_
+  AKX__FAMILY_COUNT
+} akx__family;
+
+/* What a launch needs to find its kernels: the family and the combination its unit is
+ * instantiated for. dtypes, ops and maps as ints (AKX_DTYPE_AUTO where the family has none:
+ * the reductions' dst, which their kernels take at run time; findall's acc, dst and op);
+ * op: a built-in akx_op or a user op's id. */
+typedef struct {
+  int32_t family, src, dst, acc, op, map;
+} akx__combination;
+
+/* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
+const char *akx__family_name(int family);
+
+static inline akx__combination akx__reduce_whole_combination(const akx__reduce_whole_plan *p) {
+  const akx__combination c = {AKX__FAMILY_REDUCE_WHOLE, p->src.dtype, p->finish.dst_dtype, p->acc, p->op, p->map};
+  return c;
+}
+static inline akx__combination akx__reduce_dims_combination(const akx__reduce_dims_plan *p) {
+  const akx__combination c = {AKX__FAMILY_REDUCE_DIMS, p->src_dtype, p->finish.dst_dtype, p->acc, p->op, p->map};
+  return c;
+}
+static inline akx__combination akx__scan_combination(const akx__scan_plan *p) {
+  const akx__combination c = {AKX__FAMILY_SCAN, p->src_dtype, p->dst_dtype, p->acc, p->op, 0};
+  return c;
+}
+static inline akx__combination akx__findall_combination(const akx__findall_plan *p) {
+  const akx__combination c = {AKX__FAMILY_FINDALL, p->src_dtype, -1, -1, 0, 0};
+  return c;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,67 @@
+/* The one routing of a launch (src/launch/route.h). */
+#include "route.h"
+
+#include "builtin_instance.h"
+#include "entries.h"
+#include "internal.h"
+#include "kernel_entries.h"
+#include "user_op.h"
+
+int akx__combination_prebuilt(akx_backend backend, const akx__combination *c) {
+  if (c->op >= AKX_USER_OP_FIRST) return 0;
+  switch (c->family) {
+    case AKX__FAMILY_REDUCE_WHOLE:
+    case AKX__FAMILY_REDUCE_DIMS:
+      return akx__reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, backend);
+    case AKX__FAMILY_SCAN:
+      return akx__scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, backend);
+    default: return 1;
+  }
+}
+
+/* A unit compiled at run time is compiled, and on CUDA loaded into the context
+ * (cudaLibraryLoadData), at its first use: work a capture cannot hold (a load may synchronize
+ * the context and is not a node of the graph). While the stream captures, a call whose unit is
+ * not loaded yet is refused before anything changes; once the same call ran outside the
+ * capture, its unit is in the table of run-time entries and the call is captured as any. */
+static akx_status refuse_first_use_in_capture(const akx_context *ctx, const akx__entry_key *key) {
+  if (akx__entry_find(key)) return AKX_SUCCESS;
+  int capturing = 0;
+  AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
+  if (!capturing) return AKX_SUCCESS;
+  return akx__fail(AKX_ERROR_UNSUPPORTED,
+                   "the context's stream is capturing a CUDA graph and this call's kernels are "
+                   "compiled at run time and not loaded yet (a %s unit: a user op, a combination "
+                   "outside the prebuilt set, or AKX_KERNELS=runtime): compiling and loading them "
+                   "cannot be captured; make the same call once before capturing",
+                   akx__family_name(key->family));
+}
+
+akx_status akx__route(const akx_context *ctx, const akx__combination *c, akx__entry *entry) {
+  entry->prebuilt = NULL;
+  entry->unit = NULL;
+  const akx_backend b = ctx->be->kind;
+  if (c->op < AKX_USER_OP_FIRST && akx__prebuilt_serves(ctx, akx__combination_prebuilt(b, c)))
+    return akx__prebuilt_launcher(b, c, &entry->prebuilt);
+  if (c->op >= AKX_USER_OP_FIRST && !akx__user_op_find(ctx, (akx_op)c->op))
+    return akx__fail(AKX_ERROR_INTERNAL, "a %s call names op %d, which is no user op of its context",
+                     akx__family_name(c->family), (int)c->op);
+  /* The key of the unit: the CUDA backend's per architecture, the sim's 0. */
+  const int32_t arch = b == AKX_BACKEND_CUDA ? akx__context_arch(ctx) : 0;
+  const akx__entry_key key = akx__builtin_entry_key(arch, c->family, c->src, c->dst, c->acc, c->op);
+  AKX_TRY(refuse_first_use_in_capture(ctx, &key));
+  return ctx->be->runtime_unit(ctx, c, &entry->unit);
+}
+
+akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype src, akx_dtype dst, akx_dtype acc,
+                                int32_t op, akx_map map) {
+  const akx__combination c = {family, src, dst, acc, op, map};
+  akx__entry entry;
+  return akx__route(ctx, &c, &entry);
+}
+
+akx_status akx__launch(akx_context *ctx, akx__combination c, const void *plan) {
+  akx__entry entry;
+  AKX_TRY(akx__route(ctx, &c, &entry));
+  return ctx->be->launch(ctx, c.family, &entry, plan);
+}
