@@ -167,21 +167,8 @@ static void row_numbers(const record *r, double v[NUMBERS]) {
   }
 }
 
-/* Writes what the memory stream `text` holds to f in one write and flushes it, so that a row
- * is in the file whole or not at all when the run is stopped (a line under the stdio buffer
- * size reaches the file in one write(2)). */
-static void emit(FILE *f, FILE *text, char **buf, size_t *len) {
-  fclose(text);
-  fwrite(*buf, 1, *len, f);
-  fflush(f);
-  free(*buf);
-}
-
-static void csv_row(FILE *out, const record *r) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return;
+/* One CSV line of a row. */
+static void csv_row(FILE *f, const record *r) {
   char num[40];
   snprintf(num, sizeof num, "%" PRId64, r->elements);
   const char *text[] = {on_sim ? "sim" : "cuda", dev.device_name, r->suite, r->name, r->dtype,
@@ -200,7 +187,6 @@ static void csv_row(FILE *out, const record *r) {
     if (!isnan(v[j])) fprintf(f, "%.6g", v[j]);
     fputc(j == NUMBERS - 1 ? '\n' : ',', f);
   }
-  emit(out, f, &buf, &len);
 }
 
 static void json_string(FILE *f, const char *s) {
@@ -215,11 +201,7 @@ static void json_string(FILE *f, const char *s) {
 
 /* One JSON object on one line: the row's text fields, then its numbers under csv_columns'
  * names (absent where the CSV's field is empty). */
-static void json_row(FILE *out, const record *r) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return;
+static void json_row(FILE *f, const record *r) {
   char names[1400];
   snprintf(names, sizeof names, "%s", csv_columns);
   const char *col[48];
@@ -250,14 +232,28 @@ static void json_row(FILE *out, const record *r) {
     fprintf(f, ", \"%s\": %.6g", col[c], v[j]);
   }
   fprintf(f, "}\n");
-  emit(out, f, &buf, &len);
+}
+
+/* Writes the line `format` prints of a row to out in one write and flushes it, so that a row
+ * is in the file whole or not at all when the run is stopped (a line under the stdio buffer
+ * size reaches the file in one write(2)): the line is printed into a memory stream first. */
+static void write_line(FILE *out, const record *r, void (*format)(FILE *, const record *)) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *text = open_memstream(&buf, &len);
+  if (!text) return;
+  format(text, r);
+  fclose(text);
+  fwrite(buf, 1, len, out);
+  fflush(out);
+  free(buf);
 }
 
 /* A finished row: into the table (when it is shown) and every file asked for. */
 void output_row(const record *r) {
   if (table_on()) print_record(r);
-  if (csv_file) csv_row(csv_file, r);
-  if (json_file) json_row(json_file, r);
+  if (csv_file) write_line(csv_file, r, csv_row);
+  if (json_file) write_line(json_file, r, json_row);
 }
 
 void preamble(akx_context *ctx, double est_s, int full_cases, double full_s) {
