@@ -65,9 +65,10 @@ typedef struct {
   int (*run)(akx_context *ctx, const planned_case *p); /* 0, 1 (failed) or EXIT_USAGE */
 } suite_def;
 
-/* The suites in their order: of --help, of the run, of the plot's panels. */
+/* The suites in their order: of --help, of the run, of the plot's panels; NSUITES rows
+ * (suites.c asserts the count). */
 enum { NSUITES = 4 };
-extern const suite_def suites[NSUITES];
+extern const suite_def suites[];
 
 /* The sim's nanoseconds per element of a float32 scan of a whole array: the cost
  * calibrate_sim measures this machine's sim against. */

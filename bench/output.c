@@ -44,7 +44,6 @@ void write_kernel_rows(const record *r, const sim_counts *c, const char *layout)
   }
 }
 
-
 /* ---- output: the table ------------------------------------------------------------------- */
 
 int table_on(void) {

@@ -23,7 +23,6 @@ double now_seconds(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-
 /* Seconds a case takes, from what this 2-core machine measured (bench/RESULTS.md, "The default
  * run"): on the sim, the fibers cost `sim_ns` per element and layout pass, plus the host's
  * input, copy and check (about 25 ns per element) and a fixed 0.05 s; on CUDA the host's share

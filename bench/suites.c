@@ -13,7 +13,6 @@ static int run_findall_case(akx_context *, const planned_case *);
 static int run_reduce_case(akx_context *, const planned_case *);
 static int run_dims_case(akx_context *, const planned_case *);
 
-/* akx_bench.h's NSUITES rows: a row more or less than NSUITES does not compile. */
 const suite_def suites[] = {
     {"scan", "inclusive scans, whole and along dims=1 of a matrix: no neutral element\n"
              "           (float32, via akx.cuh), float64, float32, int32 add",
@@ -29,6 +28,7 @@ const suite_def suites[] = {
      "dims: sum(x; dims=...) of column-major arrays; Julia dims=k is the C API's dim k-1",
      plan_dims, run_dims_case},
 };
+_Static_assert(sizeof suites / sizeof suites[0] == NSUITES, "NSUITES (akx_bench.h) counts suites[]");
 
 static int64_t pow10_i64(int e) {
   int64_t v = 1;
