@@ -1,0 +1,268 @@
+/* akx-bench's suites: for each, the cases it plans (a table of specs, plan_add) and how one of
+ * them runs (its input, its akx calls and their CUDA peer, through run_and_free). */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "akx_bench.h"
+
+static void plan_scan(void), plan_findall(void), plan_reduce(void), plan_dims(void);
+static int run_scan_case(akx_context *, const planned_case *);
+static int run_findall_case(akx_context *, const planned_case *);
+static int run_reduce_case(akx_context *, const planned_case *);
+static int run_dims_case(akx_context *, const planned_case *);
+
+const suite_def suites[] = {
+    {"scan", "inclusive scans, whole and along dims=1 of a matrix: no neutral element\n"
+             "           (float32, via akx.cuh), float64, float32, int32 add",
+     "scan: inclusive scans, whole and along dims=1 (the columns of a column-major matrix)",
+     plan_scan, run_scan_case},
+    {"findall", "int64 indices of the nonzero bytes of a bool vector",
+     "findall: int64 indices of the nonzero bytes of a bool vector, half of them set", plan_findall,
+     run_findall_case},
+    {"reduce", "float32 sums of a whole array: akx_mapreduce to the host and\n"
+               "           akx_reduce_dims into one device element + copy back",
+     "reduce: float32 sum of a whole array (two-pass reduction)", plan_reduce, run_reduce_case},
+    {"dims", "sum(x; dims=...) over the dims-reduction shapes, float32 and bfloat16",
+     "dims: sum(x; dims=...) of column-major arrays; Julia dims=k is the C API's dim k-1",
+     plan_dims, run_dims_case},
+};
+_Static_assert(sizeof suites / sizeof suites[0] == NSUITES, "NSUITES (akx_bench.h) counts suites[]");
+
+static int64_t pow10_i64(int e) {
+  int64_t v = 1;
+  while (e-- > 0) v *= 10;
+  return v;
+}
+
+#ifdef AKX_HAVE_CUDA
+#define PEER(p) , p
+#else
+#define PEER(p)
+#endif
+
+/* ---- suite: scan ------------------------------------------------------------------------- */
+
+/* sim_ns: the sim's nanoseconds per element of one call and layout pass (measured here: the
+ * sim_wall_s of the whole --full run, 10^6..10^8, on a quiet machine, bench/RESULTS.md, "The
+ * default run and the whole --full run"; the default's sizes cost about as much); default_max: the
+ * largest exponent the default sim run takes, chosen so the whole default run stays near a
+ * minute: the float32 whole-array scan (the notes' headline) goes to 10^7, the other whole scans
+ * to 10^5 and the dims=1 ones to 10^5-10^6 (this machine's speed varies by a third from hour
+ * to hour: the same default plan took 42 s and 57 s on 2026-12-03, so the plan aims at 40). */
+typedef struct {
+  const char *name, *series;
+  akx_dtype dtype;
+  int no_neutral, dims1;
+  double sim_ns;
+  int default_max;
+#ifdef AKX_HAVE_CUDA
+  akx_bench_peer peer;
+#endif
+} scan_spec;
+
+static const scan_spec scan_specs[] = {
+    {"no-neutral add", "float32 no neutral element", AKX_FLOAT32, 1, 0, 1550, 5 PEER(AKX_PEER_SCAN_OP)},
+    {"no-neutral add dims=1", "float32 no neutral, dims=1", AKX_FLOAT32, 1, 1, 2800, 5 PEER(AKX_PEER_SCAN_OP_BY_KEY)},
+    {"add", "float64", AKX_FLOAT64, 0, 0, 2200, 5 PEER(AKX_PEER_SCAN_SUM)},
+    {"add dims=1", "float64 dims=1", AKX_FLOAT64, 0, 1, 3460, 5 PEER(AKX_PEER_SCAN_SUM_BY_KEY)},
+    {"add", "float32", AKX_FLOAT32, 0, 0, 1100, 7 PEER(AKX_PEER_SCAN_SUM)},
+    {"add dims=1", "float32 dims=1", AKX_FLOAT32, 0, 1, 2000, 6 PEER(AKX_PEER_SCAN_SUM_BY_KEY)},
+    {"add", "int32", AKX_INT32, 0, 0, 2100, 5 PEER(AKX_PEER_SCAN_SUM)},
+    {"add dims=1", "int32 dims=1", AKX_INT32, 0, 1, 4400, 5 PEER(AKX_PEER_SCAN_SUM_BY_KEY)},
+};
+
+/* The sim's passes of a scan case: --full adds the dense and odd-stride layouts, but not for
+ * akx.cuh's scan, which always takes the default layout (README, AKX_SCAN_LAYOUT). */
+static int scan_passes(const scan_spec *sp) {
+  return planning_mode == PLAN_FULL && on_sim && !sp->no_neutral ? 3 : 1;
+}
+
+static void plan_scan(void) {
+  for (int k = 0; k < (int)(sizeof scan_specs / sizeof scan_specs[0]); ++k)
+    for (int e = 4; e <= 8; ++e) {
+      const scan_spec *sp = &scan_specs[k];
+      if (!in_plan(e, sp->default_max)) continue;
+      int64_t n = pow10_i64(e), rows = pow10_i64((e + 1) / 2);
+      char shape[40];
+      if (sp->dims1) snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, rows, n / rows);
+      else snprintf(shape, sizeof shape, "%" PRId64, n);
+      plan_add(k, e, sp->dtype, n, sp->name, shape, estimate_s(n, sp->sim_ns, scan_passes(sp)));
+    }
+}
+
+static int run_scan_case(akx_context *ctx, const planned_case *p) {
+  const scan_spec *sp = &scan_specs[p->spec];
+  int e = p->exp10;
+  int64_t n = pow10_i64(e);
+  int64_t rows = sp->dims1 ? pow10_i64((e + 1) / 2) : n, cols = n / rows;
+  op_arg a = {.kind = sp->no_neutral ? OP_SCAN_NO_NEUTRAL : OP_SCAN, .dim = sp->dims1 ? 0 : -1,
+              .rows = rows, .cols = cols, .n = n};
+  int64_t shape[2] = {rows, cols};
+  a.src = sp->dims1 ? akx_array_f(NULL, sp->dtype, 2, shape) : akx_vector(NULL, sp->dtype, n);
+  a.dst = a.src;
+  size_t bytes = (size_t)n * akx_dtype_size(sp->dtype);
+  bench_case c = {.p = p, .name = sp->name, .series = {sp->series},
+                  .variant = {sp->no_neutral ? "akx::scan_inclusive (akx.cuh)" : "akx_scan"},
+                  .arg = {&a}, .scan_layouts = !sp->no_neutral, .bytes_min = 2.0 * (double)bytes};
+  buffers b;
+  if (buffers_create(ctx, &b, sp->dtype, n, bytes, 0x5ca9 + (uint64_t)p->spec) != AKX_SUCCESS)
+    return EXIT_USAGE;
+  use_buffers(&a, &b);
+#ifdef AKX_HAVE_CUDA
+  c.peer = (akx_bench_cuda_case){.peer = sp->peer, .dtype = sp->dtype, .src = b.src, .n = n,
+                                 .segments = cols, .segment_length = rows, .copy_bytes = bytes};
+#endif
+  return run_and_free(ctx, &c, &b);
+}
+
+/* the float32 whole-array add of scan_specs (the last such row) */
+double scan_float32_sim_ns(void) {
+  double cost_ns = 0;
+  for (size_t k = 0; k < sizeof scan_specs / sizeof scan_specs[0]; ++k)
+    if (scan_specs[k].dtype == AKX_FLOAT32 && !scan_specs[k].no_neutral && !scan_specs[k].dims1)
+      cost_ns = scan_specs[k].sim_ns;
+  return cost_ns;
+}
+
+/* ---- suite: findall ---------------------------------------------------------------------- */
+
+/* 10^7 would take 16-22 s of the default's minute on its own (1.6-2.2 µs of CPU per element) */
+enum { FINDALL_DEFAULT_MAX = 6 };
+static const double findall_sim_ns = 2000;
+
+static void plan_findall(void) {
+  for (int e = 4; e <= 8; ++e)
+    if (in_plan(e, FINDALL_DEFAULT_MAX))
+      plan_add(0, e, AKX_BOOL, pow10_i64(e), "findall", "", estimate_s(pow10_i64(e), findall_sim_ns, 1));
+}
+
+static int run_findall_case(akx_context *ctx, const planned_case *p) {
+  int64_t n = pow10_i64(p->exp10);
+  op_arg a = {.kind = OP_FINDALL, .n = n};
+  a.src = akx_vector(NULL, AKX_BOOL, n);
+  a.dst = akx_vector(NULL, AKX_INT64, n);
+  bench_case c = {.p = p, .name = "findall", .series = {"bool -> int64 indices"},
+                  .variant = {"akx_findall"}, .arg = {&a}};
+  buffers b;
+  if (buffers_create(ctx, &b, AKX_BOOL, n, (size_t)n * 8, 0xf1a7) != AKX_SUCCESS)
+    return EXIT_USAGE;
+  /* read n bytes, write the indices of the set ones (about half) */
+  int64_t set = 0;
+  for (int64_t i = 0; i < n; ++i) set += ((uint8_t *)b.host)[i];
+  c.bytes_min = (double)n + 8.0 * (double)set;
+  use_buffers(&a, &b);
+#ifdef AKX_HAVE_CUDA
+  c.peer = (akx_bench_cuda_case){.peer = AKX_PEER_SELECT_FLAGGED, .dtype = AKX_BOOL, .src = b.src,
+                                 .n = n, .copy_bytes = (size_t)(c.bytes_min / 2)};
+#endif
+  return run_and_free(ctx, &c, &b);
+}
+
+/* ---- suite: reduce ----------------------------------------------------------------------- */
+
+/* Every size 10^4..10^8 in every plan: the two-pass reduction is the sim's fastest family. */
+static const double reduce_sim_ns = 23;
+
+static void plan_reduce(void) {
+  for (int e = 4; e <= 8; ++e)
+    if (in_plan(e, 8))
+      plan_add(0, e, AKX_FLOAT32, pow10_i64(e), "sum", "", estimate_s(pow10_i64(e), reduce_sim_ns, 2));
+}
+
+static int run_reduce_case(akx_context *ctx, const planned_case *p) {
+  int64_t n = pow10_i64(p->exp10), one = 1;
+  op_arg host = {.kind = OP_MAPREDUCE_HOST, .n = n}, dev1 = {.kind = OP_REDUCE_DIMS_COPY, .n = n};
+  host.src = dev1.src = akx_vector(NULL, AKX_FLOAT32, n);
+  dev1.dst = akx_array_c(NULL, AKX_FLOAT32, 1, &one);
+  bench_case c = {.p = p, .name = "sum",
+                  .variant = {"akx_mapreduce -> host", "akx_reduce_dims -> dev + copy"},
+                  .series = {"akx_mapreduce to the host", "akx_reduce_dims to the device + copy"},
+                  .arg = {&host, &dev1}, .bytes_min = 4.0 * (double)n + 4};
+  buffers b;
+  if (buffers_create(ctx, &b, AKX_FLOAT32, n, sizeof(float), 0x5e1) != AKX_SUCCESS)
+    return EXIT_USAGE;
+  host.src.data = dev1.src.data = b.src;
+  dev1.dst.data = b.dst;
+  host.host_src = dev1.host_src = b.host;
+#ifdef AKX_HAVE_CUDA
+  c.peer = (akx_bench_cuda_case){.peer = AKX_PEER_REDUCE_SUM_TO_HOST, .dtype = AKX_FLOAT32,
+                                 .src = b.src, .n = n, .copy_bytes = (size_t)n * 2};
+#endif
+  return run_and_free(ctx, &c, &b);
+}
+
+/* ---- suite: dims ------------------------------------------------------------------------- */
+
+/* Julia's column-major shapes and dims (1-based) of docs/reduce_dims_shapes.md's figures;
+ * in_default: which dtypes the default sim run takes (bit 0 float32, bit 1 bfloat16). */
+typedef struct {
+  int ndim;
+  int64_t shape[3];
+  int dims[2]; /* Julia dims reduced, 0-terminated */
+  int in_default;
+} dims_spec;
+
+static const dims_spec dims_specs[] = {
+    {3, {768, 1024, 8}, {2}, 3},    {3, {64, 4096, 32}, {2}, 1}, {2, {3072, 2048}, {2}, 1},
+    {2, {8192, 8192}, {2}, 0},      {2, {4096, 4096}, {1}, 0},   {2, {4096, 4096}, {2}, 0},
+    {2, {3, 3000000}, {2}, 1},      {2, {32768, 32}, {1}, 3},    {2, {32768, 32}, {2}, 3},
+    {3, {1024, 1024, 64}, {1, 3}, 1},
+};
+static const akx_dtype dims_dtypes[] = {AKX_FLOAT32, AKX_BFLOAT16};
+static char dims_names[sizeof dims_specs / sizeof dims_specs[0]][24];
+static const double dims_sim_ns = 85;
+
+static void plan_dims(void) {
+  for (int k = 0; k < (int)(sizeof dims_specs / sizeof dims_specs[0]); ++k) {
+    const dims_spec *sp = &dims_specs[k];
+    snprintf(dims_names[k], sizeof dims_names[k], "sum dims=%s%d%s", sp->dims[1] ? "(" : "",
+             sp->dims[0], sp->dims[1] ? ",3)" : "");
+  }
+  for (int k = 0; k < (int)(sizeof dims_specs / sizeof dims_specs[0]); ++k)
+    for (int t = 0; t < 2; ++t) {
+      const dims_spec *sp = &dims_specs[k];
+      int64_t n = product(sp->ndim, sp->shape);
+      int take = planning_mode == PLAN_QUICK ? n <= QUICK_DIMS_ELEMENTS
+                 : planning_mode == PLAN_FULL || (sp->in_default >> t & 1);
+      char shape[40];
+      snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, sp->shape[0], sp->shape[1]);
+      if (sp->ndim == 3)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "x%" PRId64, sp->shape[2]);
+      if (take)
+        plan_add(k * 2 + t, -1, dims_dtypes[t], n, dims_names[k], shape, estimate_s(n, dims_sim_ns, 1));
+    }
+}
+
+static int run_dims_case(akx_context *ctx, const planned_case *p) {
+  const dims_spec *sp = &dims_specs[p->spec / 2];
+  akx_dtype dt = dims_dtypes[p->spec % 2];
+  int64_t dshape[3];
+  int reduced[3] = {0, 0, 0};
+  for (int j = 0; j < 2 && sp->dims[j]; ++j) reduced[sp->dims[j] - 1] = 1;
+  for (int d = 0; d < sp->ndim; ++d) dshape[d] = reduced[d] ? 1 : sp->shape[d];
+  int64_t n = product(sp->ndim, sp->shape), outs = product(sp->ndim, dshape);
+  op_arg a = {.kind = OP_REDUCE_DIMS, .n = n};
+  a.src = akx_array_f(NULL, dt, sp->ndim, sp->shape);
+  a.dst = akx_array_f(NULL, dt, sp->ndim, dshape);
+  size_t esize = akx_dtype_size(dt);
+  bench_case c = {.p = p, .name = p->label, .variant = {"akx_reduce_dims"},
+                  .series = {akx_dtype_name(dt)}, .arg = {&a},
+                  .bytes_min = (double)((n + outs) * (int64_t)esize)};
+  buffers b;
+  if (buffers_create(ctx, &b, dt, n, (size_t)outs * esize, 0xd1 + (uint64_t)p->spec / 2) != AKX_SUCCESS)
+    return EXIT_USAGE;
+  use_buffers(&a, &b);
+#ifdef AKX_HAVE_CUDA
+  /* contiguous segments: only the leading dims reduced (Julia dims=1 of a matrix) */
+  int contiguous = reduced[0] && !reduced[sp->ndim - 1];
+  for (int d = 1; d < sp->ndim; ++d) contiguous &= !reduced[d] || reduced[d - 1];
+  int64_t seg_len = 1;
+  for (int d = 0; d < sp->ndim && reduced[d]; ++d) seg_len *= sp->shape[d];
+  c.peer = (akx_bench_cuda_case){.peer = contiguous ? AKX_PEER_SEGMENTED_SUM : AKX_PEER_NONE,
+                                 .dtype = dt, .src = b.src, .n = n, .segments = outs,
+                                 .segment_length = seg_len, .copy_bytes = (size_t)(c.bytes_min / 2)};
+#endif
+  return run_and_free(ctx, &c, &b);
+}
