@@ -185,8 +185,9 @@ static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, in
   return (int32_t)min64(s, AKX__MAX_SPLITS);
 }
 
-/* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with its rules:
- * docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim profile's). */
+/* The one place a dims kernel is chosen for two outputs or more (AK's _columns_shape, with its
+ * rules: docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim
+ * profile's). None and one output: outputs_path, before the canonical form. */
 static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd, size_t acc_bytes) {
   const int64_t device_threads = (int64_t)ctx->info.sm_count * ctx->info.max_threads_per_sm;
   const int64_t size = (int64_t)akx_dtype_size((akx_dtype)p->src_dtype);
@@ -195,11 +196,8 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   const int64_t run = contiguous_outputs ? p->kshape[p->kdims - 1] : 0;
   p->block_size = bd;
   p->splits = 1;
-  if (p->n_out == 0) { p->shape = AKX__DIMS_NONE; return; }
   int shape;
-  if (p->n_out == 1) {
-    shape = AKX__DIMS_WHOLE; /* reduce_whole: contiguous or strided sources */
-  } else if (contiguous_reduction) {
+  if (contiguous_reduction) {
     /* A warp per output when a block would give each thread less than one 16-byte vector. */
     shape = p->len * size < (int64_t)bd * 16 ? AKX__DIMS_WARP_ROWS : AKX__DIMS_ROWS;
   } else if (contiguous_outputs) {
@@ -215,13 +213,11 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
     shape = AKX__DIMS_STRIDED;
   }
   const int forced = ctx->settings.dims_shape;
-  if (forced >= 0 && shape != AKX__DIMS_WHOLE &&
-      (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
+  if (forced >= 0 && (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
     shape = forced;
   p->shape = shape;
   int64_t per_output = 1; /* threads on one output */
   switch (shape) {
-    case AKX__DIMS_WHOLE: return;
     case AKX__DIMS_ROWS:
     case AKX__DIMS_WARP_ROWS: {
       const int32_t G = shape == AKX__DIMS_ROWS ? bd : 32;
@@ -306,10 +302,29 @@ akx__tuning akx__reduce_dims_tuning(const akx_context *ctx, size_t acc_size, con
                             acc_size, &over);
 }
 
+/* No output: nothing to launch; one output: the whole-array path (docs/reduce_whole.md: any
+ * layout), which canonicalises the source and tunes its own kernels. Decided from dst's count
+ * before this path's canonical form and tuning, so that such a call plans once. */
+static int outputs_path(akx__reduce_dims_plan *p, const akx__reduce_dims_checked *c) {
+  if (c->dst_ext.count > 1) return 0;
+  p->n_out = c->dst_ext.count;
+  p->len = p->n_out == 1 ? c->src_ext.count : 0;
+  p->shape = p->n_out == 1 ? AKX__DIMS_WHOLE : AKX__DIMS_NONE;
+  p->splits = p->groups = p->group_splits = p->finish_lanes = 1;
+  return 1;
+}
+
 akx_status akx__reduce_dims_make_plan(const akx_context *ctx, const akx_array *dst, const akx_array *src,
-                                      akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
-                                      const akx__user_op *user, int bare, akx__reduce_dims_plan *p) {
+                                      akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                      const akx__reduce_dims_checked *c, int bare, akx__reduce_dims_plan *p) {
+  const akx_dtype acc = c->acc;
+  const akx__user_op *user = c->user;
   memset(p, 0, sizeof *p);
+  p->map = map;
+  p->op = user ? user->id : op;
+  p->acc = acc;
+  p->src_dtype = src->dtype;
+  if (outputs_path(p, c)) return AKX_SUCCESS;
   const size_t acc_size = akx__acc_size(acc, user);
   if (bare) {
     const akx_array slot = akx_array_c(NULL, dst->dtype, dst->ndim, dst->shape);
@@ -320,9 +335,6 @@ akx_status akx__reduce_dims_make_plan(const akx_context *ctx, const akx_array *d
     canonicalise(dst, (int64_t)akx_dtype_size(dst->dtype), src, user != NULL, p);
     akx__reduce_finish_from_opts(&p->finish, opts, acc, user, p->finish.dst, dst->dtype);
   }
-  p->map = map;
-  p->op = user ? user->id : op;
-  p->acc = acc;
   p->finish.empty = p->len == 0;
   const akx__tuning t = akx__reduce_dims_tuning(ctx, acc_size, opts);
   columns_shape(ctx, p, t.block_size, acc_size);
@@ -368,7 +380,7 @@ akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *
   akx__reduce_dims_checked c;
   AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, 0, 0, &c));
   if (!plan) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  return akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, c.acc, c.user, 0, plan);
+  return akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, plan);
 }
 
 akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_array *dst,
@@ -379,7 +391,7 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
   /* Shapes and dtypes only (zstd's size queries): the data pointers need not exist yet. */
   AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, 0, 0, &c));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, c.acc, c.user, 0, &p));
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, &p));
   *bytes = akx__reduce_dims_workspace(ctx, &p, c.user, opts);
   return AKX_SUCCESS;
 }
@@ -420,7 +432,7 @@ akx_status akx__reduce_dims_locked(akx_context *ctx, const akx_array *dst, const
   akx__reduce_dims_checked c;
   akx__reduce_dims_plan p;
   AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, AKX__ARRAY_MEMORY, 0, &c));
-  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, c.acc, c.user, 0, &p));
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, &p));
   switch (p.shape) {
     case AKX__DIMS_NONE: return AKX_SUCCESS; /* nothing kept, nothing to write */
     case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc, c.user);

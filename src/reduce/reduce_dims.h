@@ -12,8 +12,9 @@ extern "C" {
 
 /* Validates as akx_reduce_dims does (src->data and dst->data need not be device memory),
  * then canonicalises and runs the selector: *plan gets the shape (akx__dims_shape), block
- * size, width, splits and grid the call would launch on this context's device; nothing is
- * launched or allocated. Honours AKX_REDUCE_DIMS_SHAPE as the call does. */
+ * size, width, splits and grid the call would launch on this context's device (one output:
+ * AKX__DIMS_WHOLE, n_out and len alone); nothing is launched or allocated. Honours
+ * AKX_REDUCE_DIMS_SHAPE as the call does. */
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
                                        const akx_array *src, akx_map map, akx_op op,
                                        const akx_reduce_opts *opts, akx__reduce_dims_plan *plan);
@@ -37,13 +38,15 @@ akx_status akx__reduce_dims_check(const akx_context *ctx, const akx_array *dst, 
                                   akx__reduce_dims_checked *c);
 /* The dims kernels' tuning row for accumulators of acc_size bytes, with opts' overrides. */
 akx__tuning akx__reduce_dims_tuning(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts);
-/* A checked call's plan: canonical form, shape, splits, finish. bare: the outputs are a
- * piece's partials (akx_reduce_dims_piece), stored as accumulators in dst's C order (so that
- * pieces of any layout pair them alike) at offsets from address 0: akx__reduce_dims_launch
- * moves them to the workspace's slot. */
+/* A checked call's plan (c: what akx__reduce_dims_check learnt): canonical form, shape,
+ * splits, finish; for no output or one, the shape alone (AKX__DIMS_NONE, AKX__DIMS_WHOLE:
+ * the whole-array path plans its own launch), with no canonical form and no tuning. bare: the
+ * outputs are a piece's partials (akx_reduce_dims_piece), stored as accumulators in dst's C
+ * order (so that pieces of any layout pair them alike) at offsets from address 0:
+ * akx__reduce_dims_launch moves them to the workspace's slot. */
 akx_status akx__reduce_dims_make_plan(const akx_context *ctx, const akx_array *dst, const akx_array *src,
-                                      akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
-                                      const akx__user_op *user, int bare, akx__reduce_dims_plan *p);
+                                      akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                      const akx__reduce_dims_checked *c, int bare, akx__reduce_dims_plan *p);
 /* The workspace a plan launches with (the whole-array path's for one output). */
 size_t akx__reduce_dims_workspace(const akx_context *ctx, const akx__reduce_dims_plan *p,
                                   const akx__user_op *user, const akx_reduce_opts *opts);

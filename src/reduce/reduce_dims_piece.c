@@ -65,7 +65,7 @@ static akx_status plan_piece(const akx_context *ctx, const akx_array *dst, const
     pp->workspace = akx__reduce_whole_workspace(ctx, c->acc, c->user, opts);
     return AKX_SUCCESS;
   }
-  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, c->acc, c->user, 1, &pp->pass));
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, c, 1, &pp->pass));
   const size_t acc_size = akx__acc_size(c->acc, c->user);
   pp->slot_bytes = (size_t)n_out * acc_size;
   const size_t pass = akx__reduce_dims_workspace(ctx, &pp->pass, c->user, opts);
@@ -102,7 +102,7 @@ static akx_status plan_piece(const akx_context *ctx, const akx_array *dst, const
   akx__reduce_dims_checked cc;
   akx__reduce_dims_plan combine;
   AKX_TRY(akx__reduce_dims_check(ctx, &pp->into, &pp->parts, AKX_MAP_IDENTITY, op, &pp->combine_opts, 0, 0, &cc));
-  AKX_TRY(akx__reduce_dims_make_plan(ctx, &pp->into, &pp->parts, AKX_MAP_IDENTITY, op, &pp->combine_opts, cc.acc, NULL, 0, &combine));
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, &pp->into, &pp->parts, AKX_MAP_IDENTITY, op, &pp->combine_opts, &cc, 0, &combine));
   const size_t after = akx__reduce_dims_workspace(ctx, &combine, NULL, &pp->combine_opts);
   if (after > pp->workspace) pp->workspace = after;
   return AKX_SUCCESS;

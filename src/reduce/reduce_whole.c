@@ -80,13 +80,17 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
                             acc_size, &over);
 }
 
+/* The ticket's 64 bytes, target_blocks partials of acc_size bytes and one slot for a bare host
+ * result, whatever n: the size only grows with the options, never shrinks with n. */
+static size_t workspace_of(const akx__tuning *t, size_t acc_size) {
+  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t->target_blocks + 1) * acc_size, 256);
+}
+
 size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
                                    const akx_reduce_opts *opts) {
-  /* The ticket's 64 bytes, target_blocks partials and one slot for a bare host result,
-   * whatever n: the size only grows with the options, never shrinks with n. */
   const size_t size = akx__acc_size(acc, user);
   const akx__tuning t = tuning_for(ctx, size, opts);
-  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t.target_blocks + 1) * size, 256);
+  return workspace_of(&t, size);
 }
 
 /* Launches the plan: in one launch when the ticket is 0 (include/akx/reduce_whole.cuh), and
@@ -149,8 +153,7 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
-  AKX_TRY(akx__workspace_ticket(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), sizeof(unsigned long long), &ws,
-                                &p.one_launch));
+  AKX_TRY(akx__workspace_ticket(ctx, workspace_of(&t, acc_size), sizeof(unsigned long long), &ws, &p.one_launch));
   p.ticket = ws;
   p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
   *slot_out = (char *)p.partials + (size_t)p.blocks * acc_size;
