@@ -304,7 +304,8 @@ akx__tuning akx__reduce_dims_tuning(const akx_context *ctx, size_t acc_size, con
 
 /* No output: nothing to launch; one output: the whole-array path (docs/reduce_whole.md: any
  * layout), which canonicalises the source and tunes its own kernels. Decided from dst's count
- * before this path's canonical form and tuning, so that such a call plans once. */
+ * before this path's canonical form and tuning, so that such a call plans once. 1: *p is that
+ * plan; 0: two outputs or more, the dims kernels'. */
 static int outputs_path(akx__reduce_dims_plan *p, const akx__reduce_dims_checked *c) {
   if (c->dst_ext.count > 1) return 0;
   p->n_out = c->dst_ext.count;
