@@ -2,7 +2,7 @@
 """ctest layers: no include and no call goes up a layer.
 
 The layers, bottom first, are written here once (LAYERS); the README's source map and
-DESIGN.md's layout name the same folders. A file may include, and its object may call, only
+the design card's layout name the same folders. A file may include, and its object may call, only
 what lies in its own layer or below:
   - includes: every #include "..." of every C, C++ and CUDA source and header under kernels/
     and src/ (src/dist/ excepted: a library of its own on the public API, checked apart),

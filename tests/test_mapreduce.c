@@ -294,7 +294,7 @@ Test(mapreduce, tile_pass_boundaries_uint8_xor, .timeout = 300) {
 
 /* Small tiles and few blocks make every boundary cheap: block 64 x 4 items = tile 256,
  * 3 blocks = one pass of 768; block 32 x 1, 1 block; blocks of 256 threads (the launch
- * bounds, include/akx/block_limits.h) x 1 item. */
+ * bounds, kernels/akx/block_limits.h) x 1 item. */
 static const int64_t k_small_tile_sizes[] = {1,    63,   64,   65,   255,  256,  257,
                                              511,  512,  513,  767,  768,  769,  1535,
                                              1536, 1537, 2303, 2304, 2305, 5000, 77777};

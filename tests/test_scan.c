@@ -1,7 +1,7 @@
 /* akx_scan against the host reference: whole arrays (every size 0..600, tile boundaries,
  * many tiles), every dtype with ADD and MAX and the ops each supports, inclusive and
  * exclusive, with and without init, block sizes 32..256 (the scan kernels' launch bounds,
- * include/akx/block_limits.h) with odd and even runs, and
+ * kernels/akx/block_limits.h) with odd and even runs, and
  * determinism under shuffled schedules. Dims: tests/test_scan_dims.c. Counters:
  * tests/test_scan_counters.c. The sim's checks are on throughout. */
 #include <criterion/criterion.h>
@@ -134,7 +134,7 @@ Test(scan, views_and_in_place) {
 }
 
 /* Hundreds of tiles at 10^4: the look-back's slow path (a node not yet published) is taken,
- * and counted in the status header (include/akx/lookback.cuh: waits at byte 8). */
+ * and counted in the status header (kernels/akx/lookback.cuh: waits at byte 8). */
 Test(scan, many_tiles_waits_counted) {
   size_t ws_bytes = 0;
   const int64_t n = 10000;

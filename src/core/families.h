@@ -12,7 +12,7 @@
  *           akx__<name>_combination(const Plan *), which says what a plan launches
  *   Plan    the plan its launcher takes (kernels/akx/plan.h, or the family's own header)
  *   header  the kernel header a run-time unit includes
- *   file    the build-only ladder of its prebuilt entries, src/launch/<file>_instances.inl
+ *   file    the build-only ladder of its prebuilt entries (one of src/launch/*_instances.inl)
  *   launcher the template-id of its host launcher (kernels/akx/), which a run-time unit's
  *           entry calls as launcher(*plan, stream)
  * and the family's kernels, each K(name, template-id, user_only), are AKX_<ID>_KERNELS(K):

@@ -2,6 +2,7 @@
  * the one a sim profile stands for; never the nearest profile's) and accumulator size, per
  * kernel family. One lookup; explicit options win.
  * Every row says where its numbers come from. */
+#include <stdatomic.h>
 #include "tuning.h"
 
 typedef struct {
@@ -51,8 +52,15 @@ static int32_t default_items(size_t acc_size) {
   return items < 4 ? 4 : items > 16 ? 16 : items;
 }
 
+static _Atomic uint64_t lookups[AKX__TUNE_FAMILY_COUNT];
+
+uint64_t akx__tuning_lookups(akx__tuning_family family) {
+  return (unsigned)family < AKX__TUNE_FAMILY_COUNT ? atomic_load_explicit(&lookups[family], memory_order_relaxed) : 0;
+}
+
 akx__tuning akx__tuning_lookup(akx__tuning_family family, int cc_major, int cc_minor, size_t acc_size,
                                const akx__tuning *overrides) {
+  if ((unsigned)family < AKX__TUNE_FAMILY_COUNT) atomic_fetch_add_explicit(&lookups[family], 1, memory_order_relaxed);
   const tuning_row *best = 0;
   int best_score = -1;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {

@@ -11,7 +11,8 @@ typedef enum {
   AKX__TUNE_REDUCE_WHOLE, /* kernels/akx/reduce_whole.cuh */
   AKX__TUNE_SCAN_TILE,    /* whole-array and slice tile scans (kernels/akx/scan_*.cuh) */
   AKX__TUNE_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
-  AKX__TUNE_REDUCE_DIMS   /* reductions along dims (kernels/akx/reduce_dims*.cuh) */
+  AKX__TUNE_REDUCE_DIMS,  /* reductions along dims (kernels/akx/reduce_dims*.cuh) */
+  AKX__TUNE_FAMILY_COUNT
 } akx__tuning_family;
 
 typedef struct {
@@ -25,6 +26,9 @@ typedef struct {
  * explicit overrides (non-zero) win. */
 akx__tuning akx__tuning_lookup(akx__tuning_family family, int cc_major, int cc_minor, size_t acc_size,
                                const akx__tuning *overrides);
+/* Lookups of family's rows since the library was loaded (any thread): a test's window on how
+ * often a call plans (tests/test_reduce_dims_plan_once.c). */
+uint64_t akx__tuning_lookups(akx__tuning_family family);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* akx_reduce_dims: Julia's mapreducedim! (docs/reduce_dims_shapes.md).
  *
  * The ladder: validate -> canonicalise -> select a shape (one function, columns_shape) ->
- * workspace -> launch through the backend -> check.
+ * workspace -> launch through the backend -> check. Its steps serve akx_reduce_dims_piece
+ * too (src/reduce/reduce_dims_piece.c, through reduce_dims.h).
  *
  * Canonical form (PyTorch's way, folded to few dims before choosing a kernel): size-1 dims
  * dropped; reduced dims flipped to positive source strides (every op is commutative),
@@ -25,7 +26,6 @@
 #include "launch/route.h"
 #include "jit/user_op.h"
 #include "reduce_whole.h"
-#include "tuning.h"
 
 /* ---- the thresholds (AK's _columns_shape; sources in docs/reduce_dims_shapes.md) ------------- */
 /* One thread per output when a row of outputs is at least this many bytes ... */
@@ -54,17 +54,9 @@
 
 /* ---- validation ------------------------------------------------------------------------------ */
 
-typedef struct {
-  akx__extent src_ext, dst_ext;
-  akx_dtype acc;
-  akx__user_op *user; /* the op's user op (ARGMIN/ARGMAX or a caller's), else NULL */
-} dims_checked;
-
-/* piece: src is one piece of a longer reduction (akx_reduce_dims_piece): it may be empty
- * whatever the op. */
-static akx_status check(const akx_context *ctx, const akx_array *dst, const akx_array *src,
-                        akx_map map, akx_op op, const akx_reduce_opts *opts, int memory, int piece,
-                        dims_checked *c) {
+akx_status akx__reduce_dims_check(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                  akx_map map, akx_op op, const akx_reduce_opts *opts, int memory, int piece,
+                                  akx__reduce_dims_checked *c) {
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | memory, &c->src_ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
@@ -179,8 +171,9 @@ static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, in
   return (int32_t)min64(s, AKX__MAX_SPLITS);
 }
 
-/* The one place a dims reduction's kernel is chosen (AK's _columns_shape, with its rules:
- * docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim profile's). */
+/* The one place a dims kernel is chosen for two outputs or more (AK's _columns_shape, with its
+ * rules: docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim
+ * profile's). None and one output: outputs_path, before the canonical form. */
 static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int32_t bd, size_t acc_bytes) {
   const int64_t device_threads = (int64_t)ctx->info.sm_count * ctx->info.max_threads_per_sm;
   const int64_t size = (int64_t)akx_dtype_size((akx_dtype)p->src_dtype);
@@ -189,11 +182,8 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   const int64_t run = contiguous_outputs ? p->kshape[p->kdims - 1] : 0;
   p->block_size = bd;
   p->splits = 1;
-  if (p->n_out == 0) { p->shape = AKX__DIMS_NONE; return; }
   int shape;
-  if (p->n_out == 1) {
-    shape = AKX__DIMS_WHOLE; /* reduce_whole: contiguous or strided sources */
-  } else if (contiguous_reduction) {
+  if (contiguous_reduction) {
     /* A warp per output when a block would give each thread less than one 16-byte vector. */
     shape = p->len * size < (int64_t)bd * 16 ? AKX__DIMS_WARP_ROWS : AKX__DIMS_ROWS;
   } else if (contiguous_outputs) {
@@ -209,13 +199,11 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
     shape = AKX__DIMS_STRIDED;
   }
   const int forced = ctx->settings.dims_shape;
-  if (forced >= 0 && shape != AKX__DIMS_WHOLE &&
-      (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
+  if (forced >= 0 && (contiguous_reduction || (forced != AKX__DIMS_ROWS && forced != AKX__DIMS_WARP_ROWS)))
     shape = forced;
   p->shape = shape;
   int64_t per_output = 1; /* threads on one output */
   switch (shape) {
-    case AKX__DIMS_WHOLE: return;
     case AKX__DIMS_ROWS:
     case AKX__DIMS_WARP_ROWS: {
       const int32_t G = shape == AKX__DIMS_ROWS ? bd : 32;
@@ -257,12 +245,12 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   (void)per_output;
 }
 
-/* Outputs of one column of blocks (include/akx/reduce_dims.cuh, outputs_per_block). */
+/* Outputs of one column of blocks (kernels/akx/reduce_dims.cuh, outputs_per_block). */
 static int64_t outputs_per_block(const akx__reduce_dims_plan *p) {
   return p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS ? p->block_size / p->width : p->width;
 }
 
-/* A split reduction's finish (include/akx/reduce_dims.cuh, finish_groups and finish_outputs):
+/* A split reduction's finish (kernels/akx/reduce_dims.cuh, finish_groups and finish_outputs):
  * the lanes per output and the groups of its tree, one decision for one launch and two. Lanes: the most (up to a
  * warp) with which one block folds every output of its column side by side: 32 for the rows
  * bodies (a block or a warp per output) and the 8-output tiles, 8 for columns of 32 outputs, 1
@@ -293,20 +281,37 @@ static void finish_tree(akx__reduce_dims_plan *p, size_t acc_bytes) {
   p->groups = (int32_t)ceil_div(p->splits, g);
 }
 
-static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
+akx__tuning akx__reduce_dims_tuning(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
   return akx__tuning_lookup(AKX__TUNE_REDUCE_DIMS, ctx->info.cc_major, ctx->info.cc_minor,
                             acc_size, &over);
 }
 
-/* bare: the outputs are a piece's partials (akx_reduce_dims_piece), stored as accumulators
- * in dst's C order (so that pieces of any layout pair them alike) at offsets from address 0:
- * launch_plan moves them to the workspace's slot. */
-static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const akx_array *src,
-                           akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
-                           const akx__user_op *user, int bare, akx__reduce_dims_plan *p) {
+/* No output: nothing to launch; one output: the whole-array path (docs/reduce_whole.md: any
+ * layout), which canonicalises the source and tunes its own kernels. Decided from dst's count
+ * before this path's canonical form and tuning, so that such a call plans once. 1: *p is that
+ * plan; 0: two outputs or more, the dims kernels'. */
+static int outputs_path(akx__reduce_dims_plan *p, const akx__reduce_dims_checked *c) {
+  if (c->dst_ext.count > 1) return 0;
+  p->n_out = c->dst_ext.count;
+  p->len = p->n_out == 1 ? c->src_ext.count : 0;
+  p->shape = p->n_out == 1 ? AKX__DIMS_WHOLE : AKX__DIMS_NONE;
+  p->splits = p->groups = p->group_splits = p->finish_lanes = 1;
+  return 1;
+}
+
+akx_status akx__reduce_dims_make_plan(const akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                      akx_map map, akx_op op, const akx_reduce_opts *opts,
+                                      const akx__reduce_dims_checked *c, int bare, akx__reduce_dims_plan *p) {
+  const akx_dtype acc = c->acc;
+  const akx__user_op *user = c->user;
   memset(p, 0, sizeof *p);
+  p->map = map;
+  p->op = user ? user->id : op;
+  p->acc = acc;
+  p->src_dtype = src->dtype;
+  if (outputs_path(p, c)) return AKX_SUCCESS;
   const size_t acc_size = akx__acc_size(acc, user);
   if (bare) {
     const akx_array slot = akx_array_c(NULL, dst->dtype, dst->ndim, dst->shape);
@@ -317,11 +322,8 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
     canonicalise(dst, (int64_t)akx_dtype_size(dst->dtype), src, user != NULL, p);
     akx__reduce_finish_from_opts(&p->finish, opts, acc, user, p->finish.dst, dst->dtype);
   }
-  p->map = map;
-  p->op = user ? user->id : op;
-  p->acc = acc;
   p->finish.empty = p->len == 0;
-  const akx__tuning t = tuning_for(ctx, acc_size, opts);
+  const akx__tuning t = akx__reduce_dims_tuning(ctx, acc_size, opts);
   columns_shape(ctx, p, t.block_size, acc_size);
   finish_tree(p, acc_size);
   if (p->shape == AKX__DIMS_ROWS || p->shape == AKX__DIMS_WARP_ROWS) {
@@ -340,7 +342,7 @@ static akx_status plan_for(const akx_context *ctx, const akx_array *dst, const a
 }
 
 /* A split reduction's workspace: a ticket per column of blocks, then (two levels) a ticket
- * per group of each column (include/akx/reduce_dims.cuh, finish_column_if_last), then the
+ * per group of each column (kernels/akx/reduce_dims.cuh, finish_column_if_last), then the
  * partials, then the groups' partials. */
 static size_t ticket_bytes(const akx__reduce_dims_plan *p) {
   return (size_t)p->blocks_x * (size_t)(1 + (p->groups > 1 ? p->groups : 0)) * sizeof(uint32_t);
@@ -350,8 +352,8 @@ static size_t partial_bytes(const akx__reduce_dims_plan *p, int32_t per_output, 
   return AKX__ROUND_UP((size_t)per_output * (size_t)p->n_out * acc_bytes, 256);
 }
 
-static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_plan *p,
-                              const akx__user_op *user, const akx_reduce_opts *opts) {
+size_t akx__reduce_dims_workspace(const akx_context *ctx, const akx__reduce_dims_plan *p,
+                                  const akx__user_op *user, const akx_reduce_opts *opts) {
   if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
   if (p->splits <= 1) return 0;
   const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
@@ -362,40 +364,36 @@ static size_t workspace_bytes(const akx_context *ctx, const akx__reduce_dims_pla
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
                                        const akx_array *src, akx_map map, akx_op op,
                                        const akx_reduce_opts *opts, akx__reduce_dims_plan *plan) {
-  dims_checked c;
-  AKX_TRY(check(ctx, dst, src, map, op, opts, 0, 0, &c));
+  akx__reduce_dims_checked c;
+  AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, 0, 0, &c));
   if (!plan) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  return plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, 0, plan);
+  return akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, plan);
 }
 
 akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_array *dst,
                                           const akx_array *src, akx_map map, akx_op op,
                                           const akx_reduce_opts *opts, size_t *bytes) {
-  dims_checked c;
+  akx__reduce_dims_checked c;
   akx__reduce_dims_plan p;
   /* Shapes and dtypes only (zstd's size queries): the data pointers need not exist yet. */
-  AKX_TRY(check(ctx, dst, src, map, op, opts, 0, 0, &c));
+  AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, 0, 0, &c));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, 0, &p));
-  *bytes = workspace_bytes(ctx, &p, c.user, opts);
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, &p));
+  *bytes = akx__reduce_dims_workspace(ctx, &p, c.user, opts);
   return AKX_SUCCESS;
 }
 
-/* Kernels compiled at run time are compiled (or found) before the workspace changes. */
-static akx_status prepare(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_map map, akx_op op,
-                          const dims_checked *c) {
+akx_status akx__reduce_dims_prepare_kernels(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                            akx_map map, akx_op op, const akx__reduce_dims_checked *c) {
   return akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, src->dtype, c->user ? dst->dtype : AKX_DTYPE_AUTO, c->acc,
                               c->user ? (int32_t)c->user->id : (int32_t)op, map);
 }
 
-/* Launches a plan of the kernels here (not WHOLE, not NONE) with its workspace: a split one's
- * tickets and partials, then slot_bytes for a piece's bare partials (*slot: where the plan's
- * offsets from 0 now start), at least `reserve` bytes in all (what the call needs after). A
- * split runs in one launch when the tickets are 0 (a completed split call of as many tickets
+/* A split runs in one launch when the tickets are 0 (a completed split call of as many tickets
  * or more left them so); else pass 2 puts them to 0 for the next call. */
-static akx_status launch_plan(akx_context *ctx, akx__reduce_dims_plan *p, const akx__user_op *user,
-                              const akx_reduce_opts *opts, size_t slot_bytes, size_t reserve, void **slot) {
-  const size_t pass = workspace_bytes(ctx, p, user, opts);
+akx_status akx__reduce_dims_launch(akx_context *ctx, akx__reduce_dims_plan *p, const akx__user_op *user,
+                                   const akx_reduce_opts *opts, size_t slot_bytes, size_t reserve, void **slot) {
+  const size_t pass = akx__reduce_dims_workspace(ctx, p, user, opts);
   const size_t slot_at = slot_bytes ? AKX__ROUND_UP(pass, 256) : pass;
   const size_t bytes = slot_at + slot_bytes > reserve ? slot_at + slot_bytes : reserve;
   void *ws = NULL;
@@ -416,174 +414,22 @@ static akx_status launch_plan(akx_context *ctx, akx__reduce_dims_plan *p, const 
   return AKX_SUCCESS;
 }
 
-static akx_status reduce_dims_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
-                                     akx_map map, akx_op op, const akx_reduce_opts *opts) {
-  dims_checked c;
+akx_status akx__reduce_dims_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                   akx_map map, akx_op op, const akx_reduce_opts *opts) {
+  akx__reduce_dims_checked c;
   akx__reduce_dims_plan p;
-  AKX_TRY(check(ctx, dst, src, map, op, opts, AKX__ARRAY_MEMORY, 0, &c));
-  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c.acc, c.user, 0, &p));
+  AKX_TRY(akx__reduce_dims_check(ctx, dst, src, map, op, opts, AKX__ARRAY_MEMORY, 0, &c));
+  AKX_TRY(akx__reduce_dims_make_plan(ctx, dst, src, map, op, opts, &c, 0, &p));
   switch (p.shape) {
     case AKX__DIMS_NONE: return AKX_SUCCESS; /* nothing kept, nothing to write */
     case AKX__DIMS_WHOLE: return akx__reduce_whole_into(ctx, dst, src, &c.src_ext, map, op, opts, c.acc, c.user);
     default: break;
   }
-  AKX_TRY(prepare(ctx, dst, src, map, op, &c));
-  return launch_plan(ctx, &p, c.user, opts, 0, 0, NULL);
+  AKX_TRY(akx__reduce_dims_prepare_kernels(ctx, dst, src, map, op, &c));
+  return akx__reduce_dims_launch(ctx, &p, c.user, opts, 0, 0, NULL);
 }
 
 akx_status akx_reduce_dims(akx_context *ctx, const akx_array *dst, const akx_array *src,
                            akx_map map, akx_op op, const akx_reduce_opts *opts) {
-  return AKX_LOCKED(ctx, reduce_dims_locked(ctx, dst, src, map, op, opts));
-}
-
-/* ---- a piece of a longer reduction ------------------------------------------------------------
- * Pass 1 reduces the piece into a bare partial per output (the kernels' accumulator, positions
- * moved to the whole reduction's), stored after its own workspace in dst's C order, so that
- * pieces of any layout pair their outputs alike; the caller's exchange gathers every piece's,
- * piece-major; the combine folds each output's in piece order with init and fold into dst: a
- * built-in op's partials are an array of its accumulator dtype with the pieces along a reduced
- * dim, which akx_reduce_dims itself reduces; a user op's (ARGMIN/ARGMAX included) are no dtype,
- * and its run-time module's pieces kernel folds them (include/akx/reduce_dims.cuh). One output
- * is the whole-array piece (src/reduce/reduce_whole.c). */
-typedef struct {
-  dims_checked c;
-  akx__reduce_dims_plan pass;    /* n_out > 1: the piece into its bare partials */
-  akx__reduce_dims_plan combine; /* a user op's: the pieces kernel */
-  akx_array parts, into;         /* a built-in op's: the partials (data: the exchange's) and dst,
-                                    the pieces along one dim */
-  akx_reduce_opts combine_opts;
-  size_t slot_bytes, workspace;
-} piece_plan;
-
-/* The partials as an array of `acc` with the pieces along dst's first dim of extent 1, or a new
- * outer dim when dst has none (then dst is seen with that dim too). */
-static akx_status pieces_views(const akx_array *dst, akx_dtype acc, akx_op op, int64_t pieces, int64_t n_out,
-                                piece_plan *pp) {
-  pp->into = *dst;
-  int32_t along = -1;
-  for (int32_t d = 0; d < dst->ndim && along < 0; ++d)
-    if (dst->shape[d] == 1) along = d;
-  if (along < 0) {
-    if (dst->ndim == AKX_MAX_DIMS)
-      return akx__fail(AKX_ERROR_UNSUPPORTED,
-                       "dst has %d dims, none of extent 1: no dim is left to combine the pieces of op "
-                       "%s along (akx_reduce_dims_piece)", AKX_MAX_DIMS, akx__op_name(op));
-    pp->into.ndim = dst->ndim + 1;
-    pp->into.shape[0] = 1;
-    pp->into.strides[0] = 0;
-    for (int32_t d = 0; d < dst->ndim; ++d) {
-      pp->into.shape[d + 1] = dst->shape[d];
-      pp->into.strides[d + 1] = dst->strides[d];
-    }
-    along = 0;
-  }
-  pp->parts = akx_array_c(NULL, acc, pp->into.ndim, pp->into.shape);
-  pp->parts.shape[along] = pieces;
-  pp->parts.strides[along] = n_out;
-  return AKX_SUCCESS;
-}
-
-/* Validates the call and plans its three steps, nothing launched; the workspace it takes. */
-static akx_status plan_piece(const akx_context *ctx, const akx_array *dst, const akx_array *src, akx_map map,
-                             akx_op op, const akx_reduce_opts *opts, int64_t pieces, int memory, piece_plan *pp) {
-  memset(pp, 0, sizeof *pp);
-  dims_checked *c = &pp->c;
-  AKX_TRY(check(ctx, dst, src, map, op, opts, memory, 1, c));
-  const int64_t n_out = c->dst_ext.count;
-  if (n_out == 0) return AKX_SUCCESS;
-  if (n_out == 1) {
-    pp->workspace = akx__reduce_whole_workspace(ctx, c->acc, c->user, opts);
-    return AKX_SUCCESS;
-  }
-  AKX_TRY(plan_for(ctx, dst, src, map, op, opts, c->acc, c->user, 1, &pp->pass));
-  const size_t acc_size = akx__acc_size(c->acc, c->user);
-  pp->slot_bytes = (size_t)n_out * acc_size;
-  const size_t pass = workspace_bytes(ctx, &pp->pass, c->user, opts);
-  pp->workspace = AKX__ROUND_UP(pass, 256) + pp->slot_bytes;
-  if (c->user) {
-    akx__reduce_dims_plan *q = &pp->combine;
-    q->shape = AKX__DIMS_PIECES;
-    q->src_dtype = src->dtype;
-    q->map = map;
-    q->op = c->user->id;
-    q->acc = c->acc;
-    q->block_size = tuning_for(ctx, acc_size, opts).block_size;
-    q->width = q->block_size;
-    q->n_out = n_out;
-    q->blocks_x = n_out / q->block_size + (n_out % q->block_size != 0);
-    q->splits = (int32_t)pieces;
-    q->groups = 1;
-    q->group_splits = q->splits;
-    q->finish_lanes = 1;
-    for (int32_t d = 0; d < dst->ndim; ++d) /* the outputs in C order, as the pieces stored them */
-      if (dst->shape[d] > 1) {
-        q->kshape[q->kdims] = dst->shape[d];
-        q->kdst[q->kdims++] = dst->strides[d];
-      }
-    q->dst_size = (int32_t)akx_dtype_size(dst->dtype);
-    akx__reduce_finish_from_opts(&q->finish, opts, c->acc, c->user, dst->data, dst->dtype);
-    return AKX_SUCCESS;
-  }
-  AKX_TRY(pieces_views(dst, c->acc, op, pieces, n_out, pp));
-  pp->combine_opts = akx_reduce_opts_default();
-  pp->combine_opts.acc = c->acc;
-  pp->combine_opts.init = opts ? opts->init : NULL;
-  pp->combine_opts.fold = opts ? opts->fold : 0;
-  dims_checked cc;
-  akx__reduce_dims_plan combine;
-  AKX_TRY(check(ctx, &pp->into, &pp->parts, AKX_MAP_IDENTITY, op, &pp->combine_opts, 0, 0, &cc));
-  AKX_TRY(plan_for(ctx, &pp->into, &pp->parts, AKX_MAP_IDENTITY, op, &pp->combine_opts, cc.acc, NULL, 0, &combine));
-  const size_t after = workspace_bytes(ctx, &combine, NULL, &pp->combine_opts);
-  if (after > pp->workspace) pp->workspace = after;
-  return AKX_SUCCESS;
-}
-
-static akx_status piece_locked(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_map map,
-                               akx_op op, const akx_reduce_opts *opts, const akx_reduce_piece_t *piece) {
-  AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(akx__check_reduce_piece(piece));
-  piece_plan pp;
-  AKX_TRY(plan_piece(ctx, dst, src, map, op, opts, piece->pieces, AKX__ARRAY_MEMORY, &pp));
-  const dims_checked *c = &pp.c;
-  if (c->dst_ext.count == 0) return AKX_SUCCESS; /* every piece has no output: nothing to exchange */
-  if (c->dst_ext.count == 1) {
-    akx__finish f;
-    akx__reduce_finish_from_opts(&f, opts, c->acc, c->user, dst->data, dst->dtype);
-    return akx__reduce_whole_piece(ctx, src, &c->src_ext, map, op, opts, c->acc, c->user, piece, &f, NULL);
-  }
-  pp.pass.finish.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
-  AKX_TRY(prepare(ctx, dst, src, map, op, c));
-  if (!c->user) /* the combine's too (a user op's pieces kernel is in the unit just prepared) */
-    AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_DIMS, c->acc, AKX_DTYPE_AUTO, c->acc, (int32_t)op,
-                                 AKX_MAP_IDENTITY));
-  void *slot = NULL;
-  AKX_TRY(launch_plan(ctx, &pp.pass, c->user, opts, pp.slot_bytes, pp.workspace, &slot));
-  const void *all = NULL;
-  AKX_TRY(piece->exchange(piece->arg, slot, pp.slot_bytes, &all));
-  if (!all) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no partials");
-  if (!c->user) {
-    pp.parts.data = (void *)all;
-    return reduce_dims_locked(ctx, &pp.into, &pp.parts, AKX_MAP_IDENTITY, op, &pp.combine_opts);
-  }
-  pp.combine.partials = (void *)all;
-  return akx__launch(ctx, akx__reduce_dims_combination(&pp.combine), &pp.combine);
-}
-
-akx_status akx_reduce_dims_piece(akx_context *ctx, const akx_array *dst, const akx_array *src, akx_map map,
-                                 akx_op op, const akx_reduce_opts *opts, const akx_reduce_piece_t *piece) {
-  return AKX_LOCKED(ctx, piece_locked(ctx, dst, src, map, op, opts, piece));
-}
-
-akx_status akx_reduce_dims_piece_workspace_size(const akx_context *ctx, const akx_array *dst,
-                                                const akx_array *src, akx_map map, akx_op op,
-                                                const akx_reduce_opts *opts, int64_t pieces, size_t *bytes) {
-  AKX_TRY(akx__check_context(ctx));
-  if (pieces < 1 || pieces > AKX__MAX_PIECES)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "pieces is %" PRId64 "; it must be in 1..%" PRId64, pieces,
-                     AKX__MAX_PIECES);
-  piece_plan pp;
-  AKX_TRY(plan_piece(ctx, dst, src, map, op, opts, pieces, 0, &pp));
-  if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
-  *bytes = pp.workspace;
-  return AKX_SUCCESS;
+  return AKX_LOCKED(ctx, akx__reduce_dims_locked(ctx, dst, src, map, op, opts));
 }

@@ -69,7 +69,7 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
   return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user, 0);
 }
 
-/* The workspace's first 64 bytes: the ticket (include/akx/reduce_whole.cuh), then the partials
+/* The workspace's first 64 bytes: the ticket (kernels/akx/reduce_whole.cuh), then the partials
  * at an alignment every accumulator takes. */
 #define REDUCE_WHOLE_HEAD ((size_t)64)
 
@@ -80,16 +80,20 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
                             acc_size, &over);
 }
 
-size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
-                                   const akx_reduce_opts *opts) {
-  /* The ticket's 64 bytes, target_blocks partials and one slot for a bare host result,
-   * whatever n: the size only grows with the options, never shrinks with n. */
-  const size_t size = akx__acc_size(acc, user);
-  const akx__tuning t = tuning_for(ctx, size, opts);
-  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t.target_blocks + 1) * size, 256);
+/* The ticket's 64 bytes, target_blocks partials of acc_size bytes and one slot for a bare host
+ * result, whatever n: the size only grows with the options, never shrinks with n. */
+static size_t workspace_of(const akx__tuning *t, size_t acc_size) {
+  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t->target_blocks + 1) * acc_size, 256);
 }
 
-/* Launches the plan: in one launch when the ticket is 0 (include/akx/reduce_whole.cuh), and
+size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
+                                   const akx_reduce_opts *opts) {
+  const size_t size = akx__acc_size(acc, user);
+  const akx__tuning t = tuning_for(ctx, size, opts);
+  return workspace_of(&t, size);
+}
+
+/* Launches the plan: in one launch when the ticket is 0 (kernels/akx/reduce_whole.cuh), and
  * notes when the call left it at 0 (one block never touches it; pass 2 puts it back). */
 static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
   AKX_TRY(akx__launch(ctx, akx__reduce_whole_combination(p), p));
@@ -98,7 +102,7 @@ static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
 }
 
 /* Pass 1's 16-byte vectors of a contiguous source aligned to its element (the kernel,
- * include/akx/reduce_whole.cuh, reads these from its plan): scalars up to the first aligned
+ * kernels/akx/reduce_whole.cuh, reads these from its plan): scalars up to the first aligned
  * vector, the vectors, the scalars after them, and the vector loads per thread per tile. */
 static void plan_vectors(akx__reduce_whole_plan *p) {
   const size_t size = akx_dtype_size((akx_dtype)p->src.dtype);
@@ -134,7 +138,7 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   const akx__tuning t = tuning_for(ctx, acc_size, opts);
   p.block_size = t.block_size;
   p.items_per_thread = t.items_per_thread;
-  /* A tile is what one block loads per step (include/akx/reduce_whole.cuh): block_size threads
+  /* A tile is what one block loads per step (kernels/akx/reduce_whole.cuh): block_size threads
    * of items_per_thread elements, at least one 16-byte vector each. */
   const int64_t vec = 16 / (int64_t)akx_dtype_size(src->dtype);
   const int64_t per_thread = t.items_per_thread > vec ? t.items_per_thread / vec * vec : vec;
@@ -149,8 +153,7 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
-  AKX_TRY(akx__workspace_ticket(ctx, akx__reduce_whole_workspace(ctx, acc, user, opts), sizeof(unsigned long long), &ws,
-                                &p.one_launch));
+  AKX_TRY(akx__workspace_ticket(ctx, workspace_of(&t, acc_size), sizeof(unsigned long long), &ws, &p.one_launch));
   p.ticket = ws;
   p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
   *slot_out = (char *)p.partials + (size_t)p.blocks * acc_size;

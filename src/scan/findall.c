@@ -1,5 +1,5 @@
 /* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
- * (include/akx/findall.cuh) -> the total back to the host. akx_findall_piece: the same, its
+ * (kernels/akx/findall.cuh) -> the total back to the host. akx_findall_piece: the same, its
  * positions moved to a whole array's by the scatter. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     p.status_slots = call.slots;
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
-    /* include/akx/lookback.cuh's header: the count at byte 16. */
+    /* kernels/akx/lookback.cuh's header: the count at byte 16. */
     AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,
                             AKX_COPY_DEVICE_TO_HOST));
   }

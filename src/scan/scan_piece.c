@@ -1,5 +1,5 @@
 /* akx_scan_piece: a scan of one piece of longer sequences, on the column kernels
- * (include/akx/scan_columns.cuh), one pass at a time around the caller's exchange.
+ * (kernels/akx/scan_columns.cuh), one pass at a time around the caller's exchange.
  *
  * The workspace, in rows of one accumulator per line (the kernels' layout):
  *   B_0 .. B_{b-1}  the totals of the b pieces before this one (copied from the exchange)

@@ -27,7 +27,7 @@ akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const
 size_t akx__scan_piece_rows(const akx__scan_plan *p, const akx_scan_piece_t *piece);
 /* Test and bench settings (ctx->settings, src/core/settings.c, read once per context):
  *   AKX_SCAN_LAYOUT = conflict_free (default) | dense | odd_stride (AK's unpadded and padded
- *                     tiles): how tiles keep their runs (include/akx/scan_layout.cuh,
+ *                     tiles): how tiles keep their runs (kernels/akx/scan_layout.cuh,
  *                     docs/scan_tiles.md);
  *   AKX_SCAN_SHAPE  = whole | slices | columns: force a shape on an input it can handle
  *                     (slices and columns take any scan along a dim). */
