@@ -24,14 +24,15 @@ import re
 import subprocess
 import sys
 
-# Bottom first. A folder's layer is the first entry whose prefix matches it.
+# Bottom first. A folder's layer is the first entry whose prefix matches it; "src/*" is every
+# other folder of src/ (each family's planner: src/reduce, src/scan, a new family's own).
 LAYERS = [
     ("kernels", ["kernels/akx"]),
     ("core", ["src/core"]),
     ("jit", ["src/jit"]),
     ("backends", ["src/sim", "src/cuda", "src/nocuda"]),
     ("launch", ["src/launch"]),
-    ("planners", ["src/reduce", "src/scan"]),
+    ("planners", ["src/*"]),
 ]
 # The include paths of libakx's objects (CMakeLists.txt, akx_objs), after the file's folder.
 INCLUDE_PATHS = ["include", "kernels", ".", "src", "src/core", "src/jit", "src/reduce", "src/scan"]
@@ -41,9 +42,14 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 def layer_of(rel):
     """(index, name) of the layer holding repository path rel; None outside every layer."""
+    if rel.startswith("src/dist/") or rel == "src/dist":
+        return None
     for i, (name, prefixes) in enumerate(LAYERS):
         for p in prefixes:
-            if rel == p or rel.startswith(p + "/"):
+            if p.endswith("/*"):
+                if rel.startswith(p[:-1]) and "/" in rel[len(p) - 1:]:
+                    return i, name
+            elif rel == p or rel.startswith(p + "/"):
                 return i, name
     return None
 

@@ -127,6 +127,51 @@ struct op_xor {
   template <class T> AKX_HD_INLINE static T apply(T a, T b) { return (T)(a ^ b); }
 };
 
+// ARGMIN and ARGMAX (Max): numpy's argmin/argmax over a source of type T as a user's source sees
+// it (kernels/akx/user_op.cuh, user_type: float16 and bfloat16 compare as float). The first NaN
+// wins; then the smaller (larger) value; ties go to the earlier position. Their accumulator is
+// (position, value), not a dtype, so they run as user ops (src/jit/user_ops.c names these
+// members in the op's functions): combine, identity (the worst value at the last position, which
+// loses to every element), map (element x at position i), store (dst int64: the position; dst of
+// src's dtype: the value). Compiled at run time with the user ops, as the prebuilt rule has no
+// accumulator of this kind.
+template <class T, bool Max>
+struct arg_op {
+  struct acc {
+    int64_t index;
+    T value;
+  };
+  static constexpr bool floating = !is_integral<T>::value;
+  AKX_HD_INLINE static bool nan_(const T &v) {
+    if constexpr (floating) return !(+v == +v);
+    else return false;
+  }
+  AKX_HD_INLINE static bool better(const T &x, const T &y) {
+    if constexpr (Max) return +x > +y;
+    else return +x < +y;
+  }
+  AKX_HD_INLINE static acc combine(const acc &a, const acc &b) {
+    const bool an = nan_(a.value), bn = nan_(b.value);
+    if (an || bn) return an && bn ? (b.index < a.index ? b : a) : (an ? a : b);
+    if (better(b.value, a.value)) return b;
+    if (better(a.value, b.value)) return a;
+    return b.index < a.index ? b : a;
+  }
+  AKX_HD_INLINE static acc identity() {
+    if constexpr (floating) {
+      using W = typename conditional<(sizeof(T) > 4), double, float>::type;
+      return acc{(int64_t)0x7fffffffffffffffll, T(Max ? -numeric_limits<W>::infinity() : numeric_limits<W>::infinity())};
+    } else {
+      return acc{(int64_t)0x7fffffffffffffffll, Max ? numeric_limits<T>::lowest() : numeric_limits<T>::max()};
+    }
+  }
+  template <class S> AKX_HD_INLINE static acc at(const S &x, int64_t i) { return acc{i, x}; }
+  template <class D> AKX_HD_INLINE static D store(const acc &a) {
+    if constexpr (is_same<D, int64_t>::value) return a.index;
+    else return D(a.value);
+  }
+};
+
 // The op dispatch list, AKX_OP_LIST (X(enum, functor, name)): kernels/akx/op_list.h.
 
 // ---- maps: source element -> accumulator ----------------------------------------------------

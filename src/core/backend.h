@@ -33,8 +33,9 @@ typedef struct {
 /* Whether ctx's launches are programmatic dependent launches (kernels/akx/device.cuh): the
  * device (or the sim's profile) is sm_90+ and AKX_PDL is not 0. */
 int akx__context_pdl(const akx_context *ctx);
-/* Where a launch takes its kernels: the prebuilt ones where the build has them, or one
- * compiled at run time from the same text (the sim's only, for now: src/jit/sim_module.h). */
+/* Where a launch takes its kernels (AKX_KERNELS): the prebuilt ones where the build has them,
+ * or units compiled at run time from the same kernel text, on either backend (the routing:
+ * src/launch/route.h). */
 enum { AKX__KERNELS_PREBUILT = 0, AKX__KERNELS_RUNTIME = 1 };
 /* AKX_ERROR_INVALID_ARGUMENT naming the variable for a value it does not take. */
 akx_status akx__read_settings(akx__settings *s);

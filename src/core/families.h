@@ -5,16 +5,18 @@
  * (src/cuda/runtime_kernels.cu), the stubs of a build without CUDA (src/nocuda/), and CMake's
  * prebuilt instance files (CMakeLists.txt reads the rows).
  *
- * A row is Y(a, ID, name, Plan, header, file, launcher):
+ * A row is Y(a, ID, name, Plan, header, file, launcher, kind):
  *   ID      AKX__FAMILY_<ID>, the family's id
  *   name    the family's name: its entries akx__<backend>_<name>_<dtype>, its kernels' unit
  *           and run-time launch (akx__cuda_runtime_<name>), and
  *           akx__<name>_combination(const Plan *), which says what a plan launches
  *   Plan    the plan its launcher takes (kernels/akx/plan.h, or the family's own header)
  *   header  the kernel header a run-time unit includes
- *   file    the build-only ladder of its prebuilt entries (one of src/launch/*_instances.inl)
+ *   file    the build-only ladder of its prebuilt entries in src/launch/ (scan_instances.inl, ...)
  *   launcher the template-id of its host launcher (kernels/akx/), which a run-time unit's
  *           entry calls as launcher(*plan, stream)
+ *   kind    what its combination is made of, and so its prebuilt rule, its units' keys and
+ *           whether it takes user ops (akx__family_kind)
  * and the family's kernels, each K(name, template-id, user_only), are AKX_<ID>_KERNELS(K):
  * name is the kernel's key (kernel_info's function, else its name: kernels/akx/device.cuh),
  * by which every path finds it; the template-id has placeholders for the combination's C++
@@ -31,16 +33,18 @@ extern "C" {
 
 #define AKX_FAMILY_LIST_WITH(Y, a)                                                                \
   Y(a, REDUCE_WHOLE, reduce_whole, akx__reduce_whole_plan, "akx/reduce_whole.cuh", reduce_whole, \
-    "akx::reduce_whole_launch<{S}, {A}, {O}>")                                                    \
+    "akx::reduce_whole_launch<{S}, {A}, {O}>", REDUCE)                                            \
   Y(a, REDUCE_DIMS, reduce_dims, akx__reduce_dims_plan, "akx/reduce_dims.cuh", reduce_dims,       \
-    "akx::reduce_dims_launch<{S}, {A}, {O}>")                                                     \
-  Y(a, SCAN, scan, akx__scan_plan, "akx/scan.cuh", scan, "akx::scan_launch<{S}, {D}, {A}, {O}>")  \
-  Y(a, FINDALL, findall, akx__findall_plan, "akx/findall.cuh", scan, "akx::findall_launch<{S}>")
-/* The rows as X(ID, name, Plan, header, file, launcher); AKX_FAMILY_LIST_WITH(Y, a) passes `a`
- * first, so that a list over another list (every family's entry of every dtype) needs no
+    "akx::reduce_dims_launch<{S}, {A}, {O}>", REDUCE)                                             \
+  Y(a, SCAN, scan, akx__scan_plan, "akx/scan.cuh", scan, "akx::scan_launch<{S}, {D}, {A}, {O}>",  \
+    SCAN)                                                                                         \
+  Y(a, FINDALL, findall, akx__findall_plan, "akx/findall.cuh", scan, "akx::findall_launch<{S}>",  \
+    PLAIN)
+/* The rows as X(ID, name, Plan, header, file, launcher, kind); AKX_FAMILY_LIST_WITH(Y, a) passes
+ * `a` first, so that a list over another list (every family's entry of every dtype) needs no
  * second spelling of either. */
 #define AKX_FAMILY_LIST(X) AKX_FAMILY_LIST_WITH(AKX_FAMILY_ROW_, X)
-#define AKX_FAMILY_ROW_(X, ID, name, Plan, header, file, launcher) X(ID, name, Plan, header, file, launcher)
+#define AKX_FAMILY_ROW_(X, ID, name, Plan, header, file, launcher, kind) X(ID, name, Plan, header, file, launcher, kind)
 
 /* kernels/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
 #define AKX_REDUCE_WHOLE_KERNELS(K)                                                   \
@@ -69,7 +73,7 @@ extern "C" {
   K("findall_tile", "akx::scan_tile_kernel<::akx::findall_policy<{S}>>", 0)
 
 typedef enum {
-#define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher) AKX__FAMILY_##ID,
+#define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind) AKX__FAMILY_##ID,
   AKX_FAMILY_LIST(AKX_FAMILY_ID_)
 #undef AKX_FAMILY_ID_
   AKX__FAMILY_COUNT
@@ -85,6 +89,24 @@ typedef struct {
 
 /* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
 const char *akx__family_name(int family);
+
+/* What a family's combination is made of:
+ *   REDUCE  source, accumulator, op (and a map, the kernels' argument); dst is the kernels'
+ *           run-time argument (akx__finish), so a unit does not depend on it; user ops taken;
+ *           prebuilt by akx::reduce_prebuilt's rule (kernels/akx/dtypes.cuh)
+ *   SCAN    source, dst, accumulator, op; user ops taken; prebuilt by akx::scan_prebuilt's
+ *   PLAIN   the source alone (no accumulator, dst or op): always prebuilt
+ * AKX__KIND_NONE for a family that is none. */
+typedef enum { AKX__KIND_NONE, AKX__KIND_REDUCE, AKX__KIND_SCAN, AKX__KIND_PLAIN } akx__family_kind_t;
+static inline akx__family_kind_t akx__family_kind(int family) {
+  switch (family) {
+#define AKX_FAMILY_KIND_(ID, name, Plan, header, file, launcher, kind) \
+  case AKX__FAMILY_##ID: return AKX__KIND_##kind;
+    AKX_FAMILY_LIST(AKX_FAMILY_KIND_)
+#undef AKX_FAMILY_KIND_
+  }
+  return AKX__KIND_NONE;
+}
 
 static inline akx__combination akx__reduce_whole_combination(const akx__reduce_whole_plan *p) {
   const akx__combination c = {AKX__FAMILY_REDUCE_WHOLE, p->src.dtype, p->finish.dst_dtype, p->acc, p->op, p->map};

@@ -58,6 +58,8 @@ akx_status akx__check_array(const akx_context *ctx, const akx_array *a, const ch
  * kernel_max: the launch bounds of the kernels `family` names (kernels/akx/block_limits.h). */
 akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int32_t kernel_max,
                                  const char *family);
+/* opts->items_per_thread: 0 (the tuning table's) or 1..most. */
+akx_status akx__check_items_per_thread(int32_t items_per_thread, int32_t most);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
 /* A piece's positions (akx_mapreduce_piece, akx_reduce_dims_piece, akx_findall_piece): base,
@@ -92,7 +94,27 @@ int akx__op_allowed(akx_dtype acc, akx_op op);
  * C++ enum is undefined (clang's UBSan, -fsanitize=enum), where C passes any int. */
 akx_status akx__finish_host(int32_t op, int32_t acc, const void *bare, const akx__finish *f);
 
+/* ---- the ops' rules (src/core/validate.c) ---- */
+/* 1 for ARGMIN, ARGMAX and a user op's id: an op whose accumulator is its own, not a dtype. */
+int akx_op_has_own_accumulator(akx_op op);
+/* AKX_ERROR_INVALID_ARGUMENT for an op that is no akx_op: neither built in nor of its own
+ * accumulator (whether a user op's id is live is the user ops' registry's to say). */
+akx_status akx__check_op(akx_op op);
+/* Whether op has a neutral value to return for an empty reduction: not MIN, MAX (numpy refuses
+ * them), ARGMIN, ARGMAX, nor a user op without identity (user_has_identity 0). */
+int akx__op_has_neutral(akx_op op, int user_has_identity);
+/* For a reduction of nothing (`what`, e.g. "src" or "src along the reduced dims", is empty):
+ * AKX_ERROR_INVALID_ARGUMENT unless op has a neutral value, opts->init or opts->fold. */
+akx_status akx__check_empty_result(akx_op op, int user_has_identity, const akx_reduce_opts *opts, const char *what);
+
 /* ---- layout (src/core/canonical.c) ---- */
+/* a's dims in memory order, outermost first (the rule of akx__fold_dims: decreasing |stride|,
+ * ties in index order): order[0..a->ndim). */
+void akx_array_memory_order(const akx_array *a, int32_t *order);
+/* a's dims of extent other than 1 in memory order, folded where they tile (akx__fold_dims), each
+ * walked in its own index order: the index map of positions in memory order (akx_findall's, a
+ * user op's map's). Returns the count of dims written to shape and strides. */
+int32_t akx__memory_order_fold(const akx_array *a, int64_t *shape, int64_t *strides);
 void akx__canonical_source(const akx_array *a, const akx__extent *ext, akx__source *out);
 /* The same without flipping: every dim walked in its own index order, dims ordered by
  * decreasing |stride| and merged where they tile, so that the canonical linear index is the

@@ -194,13 +194,18 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
   return AKX_SUCCESS;
 }
 
+akx_status akx__check_items_per_thread(int32_t items_per_thread, int32_t most) {
+  if (items_per_thread < 0 || items_per_thread > most)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..%d", (int)items_per_thread,
+                     (int)most);
+  return AKX_SUCCESS;
+}
+
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *o) {
   if (!o) return AKX_SUCCESS;
   AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_REDUCE, "reduction"));
-  if (o->items_per_thread < 0 || o->items_per_thread > 256)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..256",
-                     (int)o->items_per_thread);
+  AKX_TRY(akx__check_items_per_thread(o->items_per_thread, 256));
   if (o->target_blocks < 0 || o->target_blocks > 65535)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->target_blocks is %d; it must be 0 (tuning table) or in 1..65535",
@@ -215,4 +220,28 @@ akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64
                      ", %" PRId64 " and %" PRId64 "; none may be negative", base, block, skip);
   return AKX_SUCCESS;
+}
+
+/* ---- the ops' rules, each written once ---------------------------------------------------------- */
+int akx_op_has_own_accumulator(akx_op op) {
+  return op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (int32_t)op >= AKX_USER_OP_FIRST;
+}
+
+akx_status akx__check_op(akx_op op) {
+  if ((unsigned)op >= AKX_OP_COUNT && !akx_op_has_own_accumulator(op))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  return AKX_SUCCESS;
+}
+
+int akx__op_has_neutral(akx_op op, int user_has_identity) {
+  if (op == AKX_OP_MIN || op == AKX_OP_MAX || op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX) return 0;
+  return (int32_t)op < AKX_USER_OP_FIRST || user_has_identity;
+}
+
+akx_status akx__check_empty_result(akx_op op, int user_has_identity, const akx_reduce_opts *opts, const char *what) {
+  /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r). */
+  if (akx__op_has_neutral(op, user_has_identity) || (opts && (opts->init || opts->fold))) return AKX_SUCCESS;
+  return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                   "%s is empty and op %s has no neutral value to return: pass opts->init or opts->fold "
+                   "(numpy refuses the same)", what, akx__op_name(op));
 }

@@ -27,20 +27,13 @@
 #include "jit/nvrtc.h"
 #include "jit/user_op.h"
 #include "families.h"
+#include "runtime_module.hpp"
 
 namespace {
+using akx::cuda_runtime::cuda_module;
+using akx::cuda_runtime::handles;
+using akx::cuda_runtime::max_kernels;
 
-constexpr int max_kernels = 8;
-
-// A loaded unit: its library and its kernels, each with its key (the family list's kernel
-// names, src/core/families.h), by which a launch finds it.
-struct cuda_module {
-  cudaLibrary_t lib;
-  int n;
-  cudaKernel_t kernels[max_kernels];
-  const char *keys[max_kernels];
-  void *image_copy;  // the image, where the cached bytes held it unaligned (kept with the library)
-};
 
 // The cached bytes put the image after the kernels' names, at whatever offset their lengths
 // make; a cubin is an ELF file, whose headers the driver reads in place as 8-byte words (and
@@ -173,9 +166,10 @@ akx_status module_for(const akx_context *ctx, const akx__instance &in, const cud
 // The unit a plan needs: a built-in combination's, or its user op's.
 akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
                     akx__instance *in) {
-  if (family == AKX__FAMILY_FINDALL || op < AKX_USER_OP_FIRST) {
-    const akx__instance_key key = {family, src, family == AKX__FAMILY_SCAN ? dst : AKX_DTYPE_AUTO,
-                                   family == AKX__FAMILY_FINDALL ? AKX_DTYPE_AUTO : acc, op};
+  const akx__family_kind_t kind = akx__family_kind(family);
+  if (kind == AKX__KIND_PLAIN || op < AKX_USER_OP_FIRST) {
+    const akx__instance_key key = {family, src, kind == AKX__KIND_SCAN ? dst : AKX_DTYPE_AUTO,
+                                   kind == AKX__KIND_PLAIN ? AKX_DTYPE_AUTO : acc, op};
     return akx__instance_generate(&key, in);
   }
   const akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
@@ -193,32 +187,8 @@ akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst
   return s;
 }
 
-// Launches the module's kernel of info's key (its function, else its name: the family list's
-// kernel names, src/core/families.h): the prebuilt path's checks (akx__cuda_prepare_launch:
-// launch bounds, the shared-memory opt-in), then cudaLaunchKernelExC with the arguments' addresses.
-struct handles {
-  const cuda_module *m;
-  template <class... A>
-  akx_status go(const akx::kernel_info &info, dim3 grid, dim3 block, size_t smem, void *stream,
-                const A &...args) const {
-    const char *key = info.function ? info.function : info.name;
-    int kid = 0;
-    while (kid < m->n && strcmp(m->keys[kid], key) != 0) ++kid;
-    // A built-in op's unit holds fewer kernels than a user op's (user_only in the family list).
-    if (kid == m->n) return akx__fail(AKX_ERROR_INTERNAL, "%s (kernel %s) is not in this run-time module", info.name, key);
-    const void *k = reinterpret_cast<const void *>(m->kernels[kid]);
-    int pdl = 0;
-    AKX_TRY(akx__cuda_prepare_launch(k, info.name, info.max_threads, info.smem_optin, block.x * block.y * block.z, smem,
-                                     &pdl));
-    void *argv[] = {const_cast<void *>(static_cast<const void *>(&args))...};
-    // Programmatic stream serialization as the prebuilt launches, decided by this unit's
-    // image: a unit NVRTC compiled below compute_90 has no griddepcontrol.wait.
-    const akx::launch_config c(grid, block, smem, static_cast<cudaStream_t>(stream), pdl);
-    return akx::launch_status(info.name, cudaLaunchKernelExC(&c.config, k, argv));
-  }
-};
 
-// The families' kernel sets over a module, in src/jit/instance.c's order of each family.
+// The families' kernel sets over a module (their kernels found by key).
 struct reduce_whole_handles : handles {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
     const akx::contiguous_span_c a = akx::span_of(p);
@@ -319,7 +289,12 @@ akx_status module_of(const akx_context *ctx, const akx__combination &c, const cu
 
 // Each family's launch through a module: its launch sequence (kernels/akx/, *_launch_with) over
 // the module's kernels. The family list (src/core/families.h) names them
-// akx__cuda_runtime_<name>; a family's own file may define its own.
+// akx__cuda_runtime_<name>; a family's own file in src/cuda/ may define its own.
+#define AKX_RUNTIME_DECL_(ID, name, Plan, header, file, launcher, kind) \
+  extern "C" akx_status akx__cuda_runtime_##name(const akx_context *ctx, const void *module, const void *plan);
+AKX_FAMILY_LIST(AKX_RUNTIME_DECL_)
+#undef AKX_RUNTIME_DECL_
+
 extern "C" akx_status akx__cuda_runtime_reduce_whole(const akx_context *ctx, const void *m, const void *plan) {
   const auto &p = *static_cast<const akx__reduce_whole_plan *>(plan);
   return akx::reduce_whole_launch_with(p, reduce_whole_handles{{static_cast<const cuda_module *>(m)}}, ctx->stream);
@@ -351,7 +326,7 @@ extern "C" akx_status akx__cuda_runtime_unit(const akx_context *ctx, const akx__
 extern "C" akx_status akx__cuda_runtime_launch(const akx_context *ctx, int family, const void *module, const void *plan) {
   using launch = akx_status (*)(const akx_context *, const void *, const void *);
   static const launch by_family[AKX__FAMILY_COUNT] = {
-#define AKX_RUNTIME_ITEM_(ID, name, Plan, header, file, launcher) akx__cuda_runtime_##name,
+#define AKX_RUNTIME_ITEM_(ID, name, Plan, header, file, launcher, kind) akx__cuda_runtime_##name,
       AKX_FAMILY_LIST(AKX_RUNTIME_ITEM_)
 #undef AKX_RUNTIME_ITEM_
   };

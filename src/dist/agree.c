@@ -75,7 +75,7 @@ static void check_common(akx__dist_record *r, const akx_array *src, int32_t spli
   /* The pieces are combined by libakx's own kernels (akx_scan_piece, akx_mapreduce_piece,
    * akx_reduce_dims_piece), whatever the accumulator; ARGMIN and ARGMAX have no scan. */
   const int user = (int32_t)op >= AKX_USER_OP_FIRST;
-  const int own = user || (int32_t)op == AKX_OP_ARGMIN || (int32_t)op == AKX_OP_ARGMAX;
+  const int own = akx_op_has_own_accumulator(op);
   if (user || (own && family != AKX__DIST_SCAN)) return;
   if ((int32_t)op < AKX_OP_ADD || (int32_t)op > AKX_OP_XOR)
     akx__dist_record_fail(r, own ? AKX_ERROR_UNSUPPORTED : AKX_ERROR_INVALID_ARGUMENT,
@@ -95,16 +95,6 @@ void akx__dist_begin(akx__dist_record *r, int family, const akx_array *dst, cons
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "dst->data is NULL");
   if (src->data == NULL && r->src_count > 0)
     akx__dist_record_fail(r, AKX_ERROR_INVALID_ARGUMENT, "src->data is NULL");
-}
-
-void akx__dist_memory_order(const akx_array *a, int32_t *order) {
-  for (int32_t k = 0; k < a->ndim; ++k) order[k] = k;
-  for (int32_t i = 1; i < a->ndim; ++i)
-    for (int32_t j = i; j > 0 && llabs(a->strides[order[j - 1]]) < llabs(a->strides[order[j]]); --j) {
-      const int32_t t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
 }
 
 int akx__dist_findall_ref(const akx__dist_record *all, int size) {

@@ -34,7 +34,7 @@ akx_status akx_findall_all(akx_comm *comm, const akx_array *src, int32_t split_d
     if (!total) akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "total is NULL");
   }
   if (me.status == AKX_SUCCESS) {
-    akx__dist_memory_order(src, me.order);
+    akx_array_memory_order(src, me.order);
     me.capacity = indices->shape[0];
   }
   const akx__dist_record *all;

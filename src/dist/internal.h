@@ -136,8 +136,6 @@ size_t akx__dist_resolve_acc(akx__dist_record *me, const akx_array *src, akx_map
 /* A user op of ctx, or ARGMIN/ARGMAX (the reductions take them): its accumulator's size and
  * init's bytes into me (acc stays AKX_DTYPE_AUTO: the op's own type); 0 with me marked failed. */
 size_t akx__dist_user_acc(akx__dist_record *me, akx_context *ctx, akx_op op, const void *init);
-/* akx_findall's memory order of a's dims: decreasing |stride|, a tie keeps the lower dim outer. */
-void akx__dist_memory_order(const akx_array *a, int32_t *order);
 /* The exchange akx_scan_piece, akx_mapreduce_piece and akx_reduce_dims_piece call back (their
  * callbacks' type; comm: the akx_comm): this rank's `bytes` at `local` (device memory) gathered
  * from every rank into one device array (*all: size blocks, rank order; a scan's pieces before

@@ -21,7 +21,7 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
       akx__dist_record_fail(&me, AKX_ERROR_INVALID_ARGUMENT, "where is %d, expected AKX_HOST or "
                             "AKX_DEVICE", (int)where);
   }
-  const int own = (int32_t)op >= AKX_USER_OP_FIRST || op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
+  const int own = akx_op_has_own_accumulator(op);
   const size_t acc_size = own ? akx__dist_user_acc(&me, ctx, op, given.init)
                               : akx__dist_resolve_acc(&me, src, map, op, given.acc, given.init, &acc, identity);
   if (own && me.status == AKX_SUCCESS) {
@@ -35,7 +35,7 @@ akx_status akx_mapreduce_all(akx_comm *comm, const akx_array *src, int32_t split
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
     me.fold = given.fold != 0;
     me.positional = 1;
-    akx__dist_memory_order(src, me.order);
+    akx_array_memory_order(src, me.order);
   } else if (me.status == AKX_SUCCESS) {
     /* The rank's own call: what runs is what is checked. */
     local = akx__dist_local_opts(&given, acc, identity);

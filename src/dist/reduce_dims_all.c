@@ -14,7 +14,7 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
   akx__dist_record me;
   akx__dist_begin(&me, AKX__DIST_REDUCE_DIMS, dst, src, split_dim, map, op, AKX_DIM_ALL, 0, 1);
   const akx_reduce_opts given = opts ? *opts : akx_reduce_opts_default();
-  const int own = (int32_t)op >= AKX_USER_OP_FIRST || op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
+  const int own = akx_op_has_own_accumulator(op);
   akx_dtype acc = AKX_DTYPE_AUTO;
   unsigned char identity[16];
   if (own) akx__dist_user_acc(&me, ctx, op, given.init);
@@ -29,7 +29,7 @@ akx_status akx_reduce_dims_all(akx_comm *comm, const akx_array *dst, const akx_a
     if (s != AKX_SUCCESS) akx__dist_record_fail(&me, s, NULL);
     me.fold = given.fold != 0;
     me.positional = own;
-    if (own) akx__dist_memory_order(src, me.order);
+    if (own) akx_array_memory_order(src, me.order);
   }
   const akx__dist_record *all;
   AKX_DIST_TRY(akx__dist_agree(comm, &me, &all));

@@ -35,7 +35,7 @@ typedef struct {
 #define AKX_KEY_(key, id, user) key,
 #define AKX_ID_(key, id, user) id,
 #define AKX_USER_(key, id, user) user,
-#define AKX_FAMILY_KERNELS_(ID, name, Plan, header, file, launcher)                          \
+#define AKX_FAMILY_KERNELS_(ID, name, Plan, header, file, launcher, kind)                          \
   static const char *const name##_keys[] = {AKX_##ID##_KERNELS(AKX_KEY_)};                \
   static const char *const name##_kernels[] = {AKX_##ID##_KERNELS(AKX_ID_)};               \
   static const int name##_user_only[] = {AKX_##ID##_KERNELS(AKX_USER_)};
@@ -45,7 +45,7 @@ AKX_FAMILY_LIST(AKX_FAMILY_KERNELS_)
 #undef AKX_ID_
 #undef AKX_KEY_
 
-#define AKX_FAMILY_SPEC_(ID, name, Plan, header, file, launcher)                                     \
+#define AKX_FAMILY_SPEC_(ID, name, Plan, header, file, launcher, kind)                                     \
   [AKX__FAMILY_##ID] = {#name, header, launcher, (int)(sizeof name##_kernels / sizeof name##_kernels[0]), \
                         name##_keys, name##_kernels, name##_user_only},
 static const family_spec families[AKX__FAMILY_COUNT] = {AKX_FAMILY_LIST(AKX_FAMILY_SPEC_)};
@@ -185,7 +185,7 @@ static akx_status check_key(const akx__instance_key *k, akx_dtype *acc, akx_dtyp
                      "akx_dtype nor AKX_DTYPE_AUTO", family, (int)k->dst);
   *acc = AKX_DTYPE_AUTO;
   *dst = AKX_DTYPE_AUTO;
-  if (k->family == AKX__FAMILY_FINDALL) {
+  if (akx__family_kind(k->family) == AKX__KIND_PLAIN) {
     if (k->acc != AKX_DTYPE_AUTO || k->dst != AKX_DTYPE_AUTO)
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "findall has no accumulator or dst dtype (its "
                        "positions are int64): the key's acc and dst must be AKX_DTYPE_AUTO, "
@@ -196,7 +196,7 @@ static akx_status check_key(const akx__instance_key *k, akx_dtype *acc, akx_dtyp
   if (k->op < 0 || k->op > AKX_OP_XOR)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' op %d is not an akx_op with a dtype "
                      "accumulator (ARGMIN, ARGMAX and user ops: src/jit/user_op.h)", family, (int)k->op);
-  if (k->family == AKX__FAMILY_SCAN) return resolve_scan(k, acc, dst);
+  if (akx__family_kind(k->family) == AKX__KIND_SCAN) return resolve_scan(k, acc, dst);
   return resolve_reduce_acc(k, family, acc);
 }
 
@@ -229,7 +229,7 @@ akx_status akx__instance_generate_op(const akx__instance_key *key, const akx__in
 /* A user op's key: a family that takes an op, a source dtype, and a dst that is a dtype or
  * AKX_DTYPE_AUTO (the accumulator itself, for the reductions). */
 static akx_status check_op_key(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
-  if (k->family < 0 || k->family >= AKX__FAMILY_COUNT || k->family == AKX__FAMILY_FINDALL)
+  if (k->family < 0 || k->family >= AKX__FAMILY_COUNT || akx__family_kind(k->family) == AKX__KIND_PLAIN)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "kernel family %d takes no user op", (int)k->family);
   if (!is_dtype(k->src))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' source dtype %d is not an akx_dtype",
@@ -237,7 +237,7 @@ static akx_status check_op_key(const akx__instance_key *k, akx_dtype *acc, akx_d
   if (k->dst != AKX_DTYPE_AUTO && !is_dtype(k->dst))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' dst dtype %d is not an akx_dtype",
                      families[k->family].name, (int)k->dst);
-  if (k->family == AKX__FAMILY_SCAN && k->dst == AKX_DTYPE_AUTO)
+  if (akx__family_kind(k->family) == AKX__KIND_SCAN && k->dst == AKX_DTYPE_AUTO)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "a user op's scan needs a dst dtype");
   *acc = AKX_DTYPE_AUTO;
   *dst = (akx_dtype)k->dst;
@@ -254,7 +254,7 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
   cxx_names names = {
       akx__dtype_cxx_name((akx_dtype)key->src), dst == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(dst),
       acc == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(acc),
-      key->family == AKX__FAMILY_FINDALL ? NULL : akx__op_cxx_name((akx_op)key->op)};
+      akx__family_kind(key->family) == AKX__KIND_PLAIN ? NULL : akx__op_cxx_name((akx_op)key->op)};
   if (uop) {
     names.acc = uop->acc_cxx;
     names.op = uop->op_cxx;

@@ -1,9 +1,9 @@
-// Kernels the sim compiles at run time: the translation unit of one family for one source
-// dtype (the text CMake compiles for the prebuilt kernels, src/jit/sim_module.h), compiled by
-// the host C++ compiler into a shared object against the embedded kernel headers, loaded with
-// dlopen and handed the sim runtime's table (kernels/akx/sim_device.hpp). Compiled objects go
-// through the kernel cache (src/jit/cache.h): one compile per process, one per machine with
-// the disk cache. Where it writes meanwhile: src/jit/sim_module.h.
+// Kernels the sim compiles at run time: a unit of one combination or of a user op
+// (src/jit/sim_module.h), compiled by the host C++ compiler into a shared object against the
+// embedded kernel headers, loaded with dlopen and handed the sim runtime's table
+// (kernels/akx/sim_device.hpp). Compiled objects go through the kernel cache (src/jit/cache.h):
+// one compile per process, one per machine with the disk cache. Where it writes meanwhile:
+// src/jit/sim_module.h.
 #include "sim_module.h"
 
 #include <dirent.h>

@@ -213,38 +213,18 @@ static const char *user_type_name(akx_dtype t) {
   }
 }
 
-/* numpy's argmin/argmax: the first NaN wins; then the smaller (larger) value; ties go to the
- * earlier position. The identity loses to every element: the worst value at the last
- * position. Values compare after promotion (+v: float16 and bfloat16 as float). */
+/* ARGMIN/ARGMAX as a user op's functions (the interface of akx_user_op_desc): names for the
+ * members of the library's functor, kernels/akx/ops.cuh's akx::arg_op, which holds the rule. */
 static akx_status arg_source(akx_op which, akx_dtype src, char *text, size_t len) {
-  const char *T = user_type_name(src);
-  const int is_float = src == AKX_FLOAT16 || src == AKX_BFLOAT16 || src == AKX_FLOAT32 || src == AKX_FLOAT64;
-  const int max = which == AKX_OP_ARGMAX;
-  char worst[160];
-  if (is_float)
-    snprintf(worst, sizeof worst, "%s(%s::akx::numeric_limits<%s>::infinity())", T, max ? "-" : "",
-             src == AKX_FLOAT64 ? "double" : "float");
-  else
-    snprintf(worst, sizeof worst, "::akx::numeric_limits<%s>::%s()", T, max ? "lowest" : "max");
-  const int n = snprintf(
-      text, len,
-      "struct arg { int64_t index; %s value; };\n"
-      "AKX_HD bool nan_(const %s &v) { return %s; }\n"
-      "AKX_HD bool better_(const %s &x, const %s &y) { return +x %s +y; }\n"
-      "AKX_HD arg pick(const arg &a, const arg &b) {\n"
-      "  const bool an = nan_(a.value), bn = nan_(b.value);\n"
-      "  if (an || bn) return an && bn ? (b.index < a.index ? b : a) : (an ? a : b);\n"
-      "  if (better_(b.value, a.value)) return b;\n"
-      "  if (better_(a.value, b.value)) return a;\n"
-      "  return b.index < a.index ? b : a;\n"
-      "}\n"
-      "AKX_HD arg worst() { return arg{(int64_t)0x7fffffffffffffffll, %s}; }\n"
-      "template <class S> AKX_HD arg at(const S &x, int64_t i) { return arg{i, x}; }\n"
-      "template <class D> AKX_HD D position_or_value(const arg &a) {\n"
-      "  if constexpr (::akx::is_same<D, int64_t>::value) return a.index;\n"
-      "  else return D(a.value);\n"
-      "}\n",
-      T, T, is_float ? "!(+v == +v)" : "false", T, T, max ? ">" : "<", worst);
+  char op[96];
+  snprintf(op, sizeof op, "::akx::arg_op<%s, %s>", user_type_name(src), which == AKX_OP_ARGMAX ? "true" : "false");
+  const int n = snprintf(text, len,
+                         "using arg = %s::acc;\n"
+                         "AKX_HD arg pick(const arg &a, const arg &b) { return %s::combine(a, b); }\n"
+                         "AKX_HD arg worst() { return %s::identity(); }\n"
+                         "template <class S> AKX_HD arg at(const S &x, int64_t i) { return %s::at(x, i); }\n"
+                         "template <class D> AKX_HD D position_or_value(const arg &a) { return %s::store<D>(a); }\n",
+                         op, op, op, op, op);
   if (n < 0 || (size_t)n >= len) return akx__fail(AKX_ERROR_INTERNAL, "the %s source does not fit", akx__op_name(which));
   return AKX_SUCCESS;
 }

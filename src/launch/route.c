@@ -9,14 +9,15 @@
 
 int akx__combination_prebuilt(akx_backend backend, const akx__combination *c) {
   if (c->op >= AKX_USER_OP_FIRST) return 0;
-  switch (c->family) {
-    case AKX__FAMILY_REDUCE_WHOLE:
-    case AKX__FAMILY_REDUCE_DIMS:
+  switch (akx__family_kind(c->family)) {
+    case AKX__KIND_REDUCE:
       return akx__reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, backend);
-    case AKX__FAMILY_SCAN:
+    case AKX__KIND_SCAN:
       return akx__scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, backend);
-    default: return 1;
+    case AKX__KIND_PLAIN: return 1;
+    case AKX__KIND_NONE: break;
   }
+  return 0;
 }
 
 /* A unit compiled at run time is compiled, and on CUDA loaded into the context

@@ -61,10 +61,9 @@ akx_status akx__reduce_dims_check(const akx_context *ctx, const akx_array *dst, 
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | memory, &c->src_ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
+  AKX_TRY(akx__check_op(op));
   const int arg = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX;
-  const int own = arg || (int)op >= AKX_USER_OP_FIRST;
-  if ((unsigned)op >= AKX_OP_COUNT && !own)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  const int own = akx_op_has_own_accumulator(op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
   c->user = NULL;
   if (own) {
@@ -90,13 +89,8 @@ akx_status akx__reduce_dims_check(const akx_context *ctx, const akx_array *dst, 
   }
   if (memory) AKX_TRY(akx__check_disjoint(dst, &c->dst_ext, "dst", src, &c->src_ext, "src"));
   /* Each output reduces src->count / dst->count elements: none when src is empty. */
-  const int no_neutral = op == AKX_OP_MIN || op == AKX_OP_MAX || arg || (c->user && !c->user->info.has_identity);
-  if (c->dst_ext.count > 0 && c->src_ext.count == 0 && no_neutral && !piece &&
-      !(opts && opts->init) && !(opts && opts->fold))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "src is empty along the reduced dims and op %s has no neutral value to "
-                     "return: pass opts->init or opts->fold (numpy refuses the same)",
-                     akx__op_name(op));
+  if (c->dst_ext.count > 0 && c->src_ext.count == 0 && !piece)
+    AKX_TRY(akx__check_empty_result(op, c->user && c->user->info.has_identity, opts, "src along the reduced dims"));
   return AKX_SUCCESS;
 }
 

@@ -16,9 +16,8 @@ static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_m
   AKX_TRY(akx__check_array(ctx, src, "src", src_flags, ext));
   if ((unsigned)map >= AKX_MAP_COUNT)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "map is %d, which is not an akx_map", (int)map);
-  const int own = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (int)op >= AKX_USER_OP_FIRST;
-  if ((unsigned)op >= AKX_OP_COUNT && !own)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  AKX_TRY(akx__check_op(op));
+  const int own = akx_op_has_own_accumulator(op);
   AKX_TRY(akx__check_reduce_opts(ctx, opts));
   *user = NULL;
   if (own) {
@@ -41,24 +40,13 @@ static akx_status check_args(const akx_context *ctx, const akx_array *src, akx_m
         return akx__fail(AKX_ERROR_UNSUPPORTED, "op %s is not defined on %s sources: complex numbers have no order",
                          akx__op_name(op), akx_dtype_name(src->dtype));
     }
-    /* No neutral element to return for nothing: ARGMIN/ARGMAX (numpy raises) and a user op
-     * without identity. */
-    const int no_empty = op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX || (*user && !(*user)->info.has_identity);
-    if (ext->count == 0 && no_empty && !piece && !(opts && opts->init) && !(opts && opts->fold))
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "src is empty and op %d has no neutral value to return: pass opts->init or opts->fold",
-                       (int)op);
-    return AKX_SUCCESS;
+  } else {
+    AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
   }
-  AKX_TRY(akx__resolve_acc(src->dtype, map, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
-  /* With fold the previous value is the answer (Julia's maximum!(r, A; init=false) keeps r):
-   * the neutral element the kernel starts from is then only combined with it. */
-  if (ext->count == 0 && !piece && (op == AKX_OP_MIN || op == AKX_OP_MAX) && !(opts && opts->init) &&
-      !(opts && opts->fold))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "src is empty and op %s has no neutral value to return: pass opts->init "
-                     "or opts->fold (numpy refuses the same)",
-                     akx__op_name(op));
+  /* A piece may be empty: the whole reduction decides. A user op the result-dtype query cannot
+   * look up (no context) is judged by the call that can. */
+  const int has_identity = *user ? (*user)->info.has_identity : !ctx && (int32_t)op >= AKX_USER_OP_FIRST;
+  if (ext->count == 0 && !piece) AKX_TRY(akx__check_empty_result(op, has_identity, opts, "src"));
   return AKX_SUCCESS;
 }
 

@@ -7,20 +7,9 @@
 #include "launch/route.h"
 #include "scan_plan.h"
 
-/* src's dims ordered by decreasing |stride| (ties: the later dim inner, as C order), size-1
- * dims dropped, neighbours merged where one position step is one memory step. */
-static void memory_order(const akx_array *a, akx__index_map *m) {
-  int32_t nd = 0;
-  for (int32_t d = 0; d < a->ndim; ++d) {
-    if (a->shape[d] == 1) continue;
-    m->shape[nd] = a->shape[d];
-    m->strides[nd] = a->strides[d];
-    ++nd;
-  }
-  int64_t *const strides[1] = {m->strides};
-  nd = akx__fold_dims(nd, m->shape, strides, 1);
-  m->ndim = nd;
-}
+/* src's positions in memory order (akx__memory_order_fold): the index map the scatter
+ * inverts. */
+static void memory_order(const akx_array *a, akx__index_map *m) { m->ndim = akx__memory_order_fold(a, m->shape, m->strides); }
 
 static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
                                  int64_t *count, const akx_findall_piece_t *piece) {

@@ -13,10 +13,7 @@
 akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
   if (!o) return AKX_SUCCESS;
   AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_SCAN, "scan"));
-  if (o->items_per_thread < 0 || o->items_per_thread > 64)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->items_per_thread is %d; it must be 0 (tuning table) or in 1..64",
-                     (int)o->items_per_thread);
+  AKX_TRY(akx__check_items_per_thread(o->items_per_thread, 64));
   if (o->exclusive != 0 && o->exclusive != 1)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->exclusive is %d; it must be 0 or 1",
                      (int)o->exclusive);
@@ -71,8 +68,7 @@ static akx_status check_call(const akx_context *ctx, const akx_array *dst, const
   AKX_TRY(akx__check_array(ctx, dst, "dst", memory ? AKX__ARRAY_MEMORY : 0, &c->dst_ext));
   if (op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "op is %s, a reduction only: it has no scan", akx__op_name(op));
-  if ((unsigned)op >= AKX_OP_COUNT && (int)op < AKX_USER_OP_FIRST)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "op is %d, which is not an akx_op", (int)op);
+  AKX_TRY(akx__check_op(op));
   AKX_TRY(akx__check_scan_opts(ctx, opts));
   if (dst->ndim != src->ndim)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "dst->ndim is %d but src->ndim is %d; a scan keeps the shape",
