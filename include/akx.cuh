@@ -16,7 +16,7 @@
 //   akx_status s = akx::scan_inclusive(ctx, dst, src, n, add_f{});
 #pragma once
 #include <type_traits>
-#include "akx.h"
+#include "akx_layer.h" /* akx_context_run */
 #include "akx/scan.cuh"
 
 // src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.

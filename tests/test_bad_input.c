@@ -1,4 +1,4 @@
-/* The bad-input matrix: every public function of akx.h and akx_sim.h
+/* The bad-input matrix: every public function of akx.h, akx_layer.h and akx_sim.h
  * against malformed arguments, one table row per case.
  *
  * Each row is one call with one thing wrong. The harness (run_row, below the table) checks,
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "akx.h"
+#include "akx_layer.h"
 #include "akx_dlpack.h"
 #include "akx_sim.h"
 #include "fixture.h"
@@ -1678,8 +1679,8 @@ ParameterizedTest(bx_param *p, bad_input, row, .init = bx_setup, .fini = bx_tear
 
 /* ---- the table itself ------------------------------------------------------------------------ */
 
-/* The public functions of include/akx.h, akx_sim.h and akx_dlpack.h that take arguments (and
- * akx_version, which takes none but has its row): read from
+/* The public functions of include/akx.h, akx_layer.h, akx_sim.h and akx_dlpack.h that take
+ * arguments (and akx_version, which takes none but has its row): read from
  * the headers (next to this file's directory) when they can be found, else this list. */
 static const char *const known_functions[] = {
     "akx_status_string", "akx_dtype_size", "akx_dtype_name", "akx_vector", "akx_array_c",
@@ -1738,7 +1739,7 @@ Test(bad_input, matrix) {
   char root[1024];
   snprintf(root, sizeof root, "%s/tests/test_bad_input.c", AKX_SOURCE_DIR);
   char *tests = strstr(root, "tests/test_bad_input.c");
-  static const char *const headers[] = {"include/akx.h", "include/akx_sim.h",
+  static const char *const headers[] = {"include/akx.h", "include/akx_layer.h", "include/akx_sim.h",
                                         "include/akx_dlpack.h"};
   for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
     snprintf(tests, sizeof root - (size_t)(tests - root), "%s", headers[i]);

@@ -29,7 +29,7 @@ libdir=$(cd "$prefix" && dirname "$(find . -name "libakx.so.$version" | head -n 
 libdir=${libdir#./}
 [ -n "$libdir" ] || fail "no libakx.so.$version installed"
 bench=; [ -x "$build/bench/akx-bench" ] && bench=bin/akx-bench  # AKX_BENCH=OFF: none
-for f in include/akx.h include/akx_sim.h include/akx_dlpack.h $bench \
+for f in include/akx.h include/akx_layer.h include/akx_sim.h include/akx_dlpack.h $bench \
          "$libdir/libakx.a" "$libdir/libakx.so" "$libdir/libakx.so.$major" "$libdir/libakx.so.$version" \
          "$libdir/cmake/akx/akxConfig.cmake" "$libdir/cmake/akx/akxConfigVersion.cmake" \
          "$libdir/cmake/akx/akxTargets.cmake" "$libdir/pkgconfig/akx.pc" \

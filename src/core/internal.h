@@ -2,7 +2,7 @@
 #ifndef AKX_INTERNAL_H
 #define AKX_INTERNAL_H
 #include <stddef.h>
-#include "akx.h"
+#include "akx_layer.h" /* the library defines both headers' functions */
 #include "backend.h"
 #include "error.h"
 #include "akx/plan.h"
