@@ -335,6 +335,14 @@ akx_status akx_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
  * AKX_ERROR_UNSUPPORTED while the stream captures a graph. */
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count);
+/* Bytes of workspace akx_findall needs for this source and indices on this context's device
+ * (data pointers are not read; 0 when src is empty), for a caller that gives the context its
+ * own (akx_context_set_workspace): the plan akx_findall makes, so the two never disagree.
+ * Errors as akx_findall's, count aside; bytes NULL is AKX_ERROR_INVALID_ARGUMENT. Not refused
+ * while the stream captures a graph: a query enqueues nothing. *bytes is written on success
+ * only. */
+akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src,
+                                      const akx_array *indices, size_t *bytes);
 
 /* ---- user operators (compiled at run time) ------------------------------------------ */
 

@@ -288,6 +288,9 @@
   X(findall_indices_in_src, akx_findall, INV, "indices", "overlaps", "src")                     \
     /* 64 indices over bytes 1024..1535 of the 1024 float32 it scans */                          \
   X(findall_capturing, akx_findall, UNS, "capturing", "akx_findall") /* valid, capturing */      \
+  X(findall_ws_null_ctx, akx_findall_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */      \
+  X(findall_ws_null_bytes, akx_findall_workspace_size, INV, "bytes", "NULL") /* bytes NULL */    \
+  X(findall_ws_indices_int32, akx_findall_workspace_size, INV, "indices->dtype", "int32")        \
   /* ---- empty outputs, as Julia and numpy describe them: accepted, nothing written ---- */      \
   X(empty_scan_julia_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {1, 2, 0} both */         \
   X(empty_scan_numpy_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {0, 0, 0} both */         \
@@ -1353,6 +1356,18 @@ ROW(findall_capturing) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return CAPTURING(akx_findall(x->ctx, &x->v32, &idx, &x->out.count));
 }
+ROW(findall_ws_null_ctx) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_workspace_size(NULL, &x->v32, &idx, &x->out.bytes);
+}
+ROW(findall_ws_null_bytes) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_workspace_size(x->ctx, &x->v32, &idx, NULL);
+}
+ROW(findall_ws_indices_int32) {
+  akx_array idx = akx_vector(x->didx, AKX_INT32, 64);
+  return akx_findall_workspace_size(x->ctx, &x->v32, &idx, &x->out.bytes);
+}
 ROW(findall_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(NULL, &x->v32, &idx, &x->out.count);
@@ -1687,7 +1702,7 @@ static const char *const known_functions[] = {
     "akx_array_f", "akx_context_create", "akx_context_destroy", "akx_context_set_stream",
     "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
     "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size", "akx_mapreduce_result_dtype",
-    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_scan_workspace_size", "akx_findall", "akx_context_run", "akx_sim_counters_reset",
+    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_scan_workspace_size", "akx_findall", "akx_findall_workspace_size", "akx_context_run", "akx_sim_counters_reset",
     "akx_sim_counters_get", "akx_sim_sites_get", "akx_version", "akx_array_from_dlpack"};
 
 static int has_row_for(const char *fn) {
