@@ -1,6 +1,6 @@
 // libakx for C++ and CUDA code: scans and the whole-array reduction of contiguous device
 // arrays, as templates over a user functor, on the same tile kernels as akx_scan
-// (include/akx/scan_tile.cuh, deterministic look-back, conflict-free tiles). Compile it with
+// (kernels/akx/scan_tile.cuh, deterministic look-back, conflict-free tiles). Compile it with
 // nvcc (the CUDA backend) or with the host compiler (the sim: link the static library,
 // akx::akx_static, whose sim runtime these kernels call into); the context decides where
 // it runs (akx_context_run).
@@ -16,7 +16,7 @@
 //   akx_status s = akx::scan_inclusive(ctx, dst, src, n, add_f{});
 #pragma once
 #include <type_traits>
-#include "akx.h"
+#include "akx_layer.h" /* akx_context_run */
 #include "akx/scan.cuh"
 
 // src/core/internal.h: AKX_ERROR_UNSUPPORTED while the context's stream captures a CUDA graph.
@@ -37,7 +37,7 @@ struct has_identity : std::false_type {};
 template <class F>
 struct has_identity<F, std::void_t<decltype(F::identity())>> : std::true_type {};
 
-// A functor with a neutral element, as an op of include/akx/ops.cuh.
+// A functor with a neutral element, as an op of kernels/akx/ops.cuh.
 template <class F>
 struct functor_op {
   template <class U> AKX_HD_INLINE static U identity() { return F::identity(); }
@@ -76,7 +76,7 @@ struct functor_traits {
   }
 };
 
-// ---- the tile policy over a contiguous T array (include/akx/scan_tile.cuh's interface) ------------
+// ---- the tile policy over a contiguous T array (kernels/akx/scan_tile.cuh's interface) ------------
 template <class F, class T, bool Reduce, bool Segmented = false>
 struct functor_policy {
   using traits = functor_traits<F, T, Segmented>;
@@ -122,7 +122,7 @@ struct functor_call {
     if (Reduce) c->pol.result = reinterpret_cast<Acc *>(ws);
     void *status = static_cast<char *>(ws) + 64;
     // The workspace of akx_context_run holds anything: the status is reset, and the call takes
-    // epoch 1 (include/akx/lookback.cuh: any epoch but the reset's 0).
+    // epoch 1 (kernels/akx/lookback.cuh: any epoch but the reset's 0).
     AKX_TRY((scan_kernels<void, void, void, void>{}.init(status, c->tiles, stream)));
     return AKX_LAUNCH(Segmented ? scan_slices_info : scan_tile_info,
                       (scan_tile_kernel<functor_policy<F, T, Reduce, Segmented>>), dim3((unsigned)c->tiles),

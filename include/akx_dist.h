@@ -26,7 +26,7 @@
  * created in the same order on every rank, so that its value agrees; compared by value and
  * accumulator size) in every family, and AKX_OP_ARGMIN/ARGMAX in the reductions: each rank's
  * shard is a piece of the global array (akx_mapreduce_piece, akx_reduce_dims_piece,
- * akx_scan_piece, include/akx.h), so that their maps see global positions (akx_mapreduce_all:
+ * akx_scan_piece, akx_layer.h), so that their maps see global positions (akx_mapreduce_all:
  * the global memory order, as akx_findall_all's; akx_reduce_dims_all: the position among each
  * output's reduced elements of the global array, in its memory order; akx_scan_all: the index
  * along the scanned dim of the global array), and the ranks' partials, in the layout the

@@ -1,4 +1,4 @@
-/* The bad-input matrix: every public function of akx.h and akx_sim.h
+/* The bad-input matrix: every public function of akx.h, akx_layer.h and akx_sim.h
  * against malformed arguments, one table row per case.
  *
  * Each row is one call with one thing wrong. The harness (run_row, below the table) checks,
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "akx.h"
+#include "akx_layer.h"
 #include "akx_dlpack.h"
 #include "akx_sim.h"
 #include "fixture.h"
@@ -52,6 +53,8 @@
   X(kernel_cache_counters_null, akx_kernel_cache_counters, PURE, NONE) /* out NULL: a no-op */    \
   X(set_last_error_null, akx_set_last_error, PURE, NONE)     /* NULL sentence: "" */             \
   X(set_last_error_long, akx_set_last_error, PURE, NONE)     /* 2000 bytes: cut to 1023 */       \
+  X(own_accumulator_not_an_op, akx_op_has_own_accumulator, PURE, NONE) /* 9..1023, -1: none */   \
+  X(memory_order_bad, akx_array_memory_order, PURE, NONE)    /* NULL, ndim 9: nothing written */ \
   X(dtype_size_past_end, akx_dtype_size, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
   X(dtype_size_auto, akx_dtype_size, PURE, NONE)             /* AUTO is not an element type */   \
   X(dtype_name_past_end, akx_dtype_name, PURE, NONE)         /* 15 = AKX_DTYPE_COUNT */          \
@@ -287,6 +290,9 @@
   X(findall_indices_in_src, akx_findall, INV, "indices", "overlaps", "src")                     \
     /* 64 indices over bytes 1024..1535 of the 1024 float32 it scans */                          \
   X(findall_capturing, akx_findall, UNS, "capturing", "akx_findall") /* valid, capturing */      \
+  X(findall_ws_null_ctx, akx_findall_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */      \
+  X(findall_ws_null_bytes, akx_findall_workspace_size, INV, "bytes", "NULL") /* bytes NULL */    \
+  X(findall_ws_indices_int32, akx_findall_workspace_size, INV, "indices->dtype", "int32")        \
   /* ---- empty outputs, as Julia and numpy describe them: accepted, nothing written ---- */      \
   X(empty_scan_julia_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {1, 2, 0} both */         \
   X(empty_scan_numpy_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {0, 0, 0} both */         \
@@ -453,6 +459,26 @@ static akx_array view(bx *x, akx_dtype t, int32_t ndim, const int64_t *shape,
 }
 
 /* status, dtypes, array helpers */
+ROW(own_accumulator_not_an_op) {
+  const int32_t none[] = {AKX_OP_COUNT, 500, AKX_USER_OP_FIRST - 1, -1};
+  for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+    if (akx_op_has_own_accumulator((akx_op)none[i])) return PURE_OK(0, "op %d has its own accumulator", (int)none[i]);
+  return PURE_OK(akx_op_has_own_accumulator(AKX_OP_ARGMAX) && !akx_op_has_own_accumulator(AKX_OP_XOR), "argmax/xor");
+}
+ROW(memory_order_bad) {
+  int32_t order[AKX_MAX_DIMS + 1];
+  for (int k = 0; k <= AKX_MAX_DIMS; k++) order[k] = -7;
+  akx_array a = akx_vector(NULL, AKX_FLOAT32, 4);
+  akx_array_memory_order(NULL, order);
+  akx_array_memory_order(&a, NULL);
+  a.ndim = AKX_MAX_DIMS + 1;
+  akx_array_memory_order(&a, order);
+  a.ndim = -1;
+  akx_array_memory_order(&a, order);
+  for (int k = 0; k <= AKX_MAX_DIMS; k++)
+    if (order[k] != -7) return PURE_OK(0, "order[%d] written", k);
+  return PURE_OK(1, "");
+}
 ROW(status_string_past_end) {
   const char *s = akx_status_string((akx_status)10);
   return PURE_OK(s && !strcmp(s, "unknown status"), "\"%s\"", s ? s : "(null)");
@@ -1352,6 +1378,18 @@ ROW(findall_capturing) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return CAPTURING(akx_findall(x->ctx, &x->v32, &idx, &x->out.count));
 }
+ROW(findall_ws_null_ctx) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_workspace_size(NULL, &x->v32, &idx, &x->out.bytes);
+}
+ROW(findall_ws_null_bytes) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_workspace_size(x->ctx, &x->v32, &idx, NULL);
+}
+ROW(findall_ws_indices_int32) {
+  akx_array idx = akx_vector(x->didx, AKX_INT32, 64);
+  return akx_findall_workspace_size(x->ctx, &x->v32, &idx, &x->out.bytes);
+}
 ROW(findall_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall(NULL, &x->v32, &idx, &x->out.count);
@@ -1678,15 +1716,15 @@ ParameterizedTest(bx_param *p, bad_input, row, .init = bx_setup, .fini = bx_tear
 
 /* ---- the table itself ------------------------------------------------------------------------ */
 
-/* The public functions of include/akx.h, akx_sim.h and akx_dlpack.h that take arguments (and
- * akx_version, which takes none but has its row): read from
+/* The public functions of include/akx.h, akx_layer.h, akx_sim.h and akx_dlpack.h that take
+ * arguments (and akx_version, which takes none but has its row): read from
  * the headers (next to this file's directory) when they can be found, else this list. */
 static const char *const known_functions[] = {
     "akx_status_string", "akx_dtype_size", "akx_dtype_name", "akx_vector", "akx_array_c",
     "akx_array_f", "akx_context_create", "akx_context_destroy", "akx_context_set_stream",
     "akx_context_set_workspace", "akx_synchronize", "akx_context_backend", "akx_context_info",
     "akx_malloc", "akx_free", "akx_memcpy", "akx_mapreduce", "akx_mapreduce_workspace_size", "akx_mapreduce_result_dtype",
-    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_scan_workspace_size", "akx_findall", "akx_context_run", "akx_sim_counters_reset",
+    "akx_reduce_dims", "akx_reduce_dims_workspace_size", "akx_scan", "akx_scan_workspace_size", "akx_findall", "akx_findall_workspace_size", "akx_context_run", "akx_op_has_own_accumulator", "akx_array_memory_order", "akx_sim_counters_reset",
     "akx_sim_counters_get", "akx_sim_sites_get", "akx_version", "akx_array_from_dlpack"};
 
 static int has_row_for(const char *fn) {
@@ -1738,7 +1776,7 @@ Test(bad_input, matrix) {
   char root[1024];
   snprintf(root, sizeof root, "%s/tests/test_bad_input.c", AKX_SOURCE_DIR);
   char *tests = strstr(root, "tests/test_bad_input.c");
-  static const char *const headers[] = {"include/akx.h", "include/akx_sim.h",
+  static const char *const headers[] = {"include/akx.h", "include/akx_layer.h", "include/akx_sim.h",
                                         "include/akx_dlpack.h"};
   for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
     snprintf(tests, sizeof root - (size_t)(tests - root), "%s", headers[i]);

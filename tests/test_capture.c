@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "akx.h"
+#include "akx_layer.h"
 #include "akx_sim.h"
 #include "fixture.h"
 #include "internal.h"

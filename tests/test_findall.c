@@ -1,12 +1,15 @@
 /* akx_findall against a host reference: empty, all zero, all nonzero, random densities,
  * every source dtype (NaN and negative zero, bools as any byte), strided and N-d sources in
- * memory order, many tiles, and a capacity too small (snprintf-style). */
+ * memory order, many tiles, and a capacity too small (snprintf-style); the workspace query
+ * against the call. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "akx_layer.h" /* akx_set_last_error: a stale sentence before each refusal */
 #include "fixture.h"
+#include "mem_order.h"
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -164,4 +167,136 @@ Test(findall, million_bytes) {
   unsigned char *b = fill(AKX_INT8, 1000000, 100, 9);
   check_vector(AKX_INT8, b, 1000000, 1000000);
   free(b);
+}
+
+/* akx_findall_workspace_size is the call's own plan: a caller-owned workspace of exactly the
+ * size it gives runs the call (right count and positions, the context allocating nothing), one
+ * byte less is refused before anything is written, and the size only grows with n. n = 0 needs
+ * none: the smallest buffer akx_context_set_workspace takes (1 byte) serves it. */
+Test(findall, workspace_query_covers_the_call) {
+  const int64_t sizes[] = {0, 1, 2, 4095, 4097, 100003};
+  size_t last = 0;
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+    const int64_t n = sizes[k];
+    unsigned char *host = fill(AKX_INT16, n, 300, 40 + k);
+    int64_t *want = tfx_xmalloc((size_t)(n > 0 ? n : 1) * 8), nz = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (host_nonzero(host + i * 2, AKX_INT16)) want[nz++] = i;
+    void *dev = tfx_upload(ctx, host, (size_t)(n > 0 ? n : 1) * 2);
+    int64_t *didx = tfx_alloc(ctx, (size_t)(n > 0 ? n : 1) * 8);
+    const akx_array src = akx_vector(dev, AKX_INT16, n), idx = akx_vector(didx, AKX_INT64, n);
+    size_t bytes = 12345;
+    cr_assert_eq(akx_findall_workspace_size(ctx, &src, &idx, &bytes), AKX_SUCCESS, "n %lld: %s",
+                 (long long)n, akx_last_error());
+    if (n == 0) cr_assert_eq(bytes, 0, "an empty src needs no workspace, the query gives %zu", bytes);
+    else cr_assert_gt(bytes, 0, "n %lld: the query gives 0 bytes, but findall keeps its count there", (long long)n);
+    cr_assert_geq(bytes, last, "n %lld: %zu bytes, fewer than %zu for a smaller n", (long long)n, bytes, last);
+    last = bytes;
+    akx_context_info_t before, after;
+    for (int shortfall = n > 0; shortfall >= 0; --shortfall) {
+      const size_t given = bytes - (size_t)shortfall > 0 ? bytes - (size_t)shortfall : 1;
+      void *ws = tfx_alloc(ctx, given);
+      cr_assert_eq(akx_context_set_workspace(ctx, ws, given), AKX_SUCCESS, "%s", akx_last_error());
+      cr_assert_eq(akx_context_info(ctx, &before), AKX_SUCCESS);
+      int64_t count = -5;
+      const akx_status st = akx_findall(ctx, &src, &idx, &count);
+      cr_assert_eq(st, shortfall ? AKX_ERROR_WORKSPACE_TOO_SMALL : AKX_SUCCESS, "n %lld, %zu of %zu bytes: %s (%s)",
+                   (long long)n, given, bytes, akx_status_string(st), akx_last_error());
+      cr_assert_eq(akx_context_info(ctx, &after), AKX_SUCCESS);
+      cr_assert_eq(after.workspace_allocations, before.workspace_allocations,
+                   "n %lld: the call allocated a workspace beside the caller's", (long long)n);
+      if (shortfall) {
+        cr_assert(strstr(akx_last_error(), "workspace"), "the sentence '%s' names no workspace", akx_last_error());
+        cr_assert_eq(count, -5, "a refused call wrote *count = %lld", (long long)count);
+      } else {
+        cr_assert_eq(count, nz, "n %lld: count %lld, expected %lld", (long long)n, (long long)count, (long long)nz);
+        int64_t *got = tfx_xmalloc((size_t)(nz > 0 ? nz : 1) * 8);
+        if (nz > 0) tfx_to_host(ctx, got, didx, (size_t)nz * 8);
+        for (int64_t i = 0; i < nz; ++i)
+          cr_assert_eq(got[i], want[i], "n %lld: indices[%lld] = %lld, expected %lld", (long long)n,
+                       (long long)i, (long long)got[i], (long long)want[i]);
+        free(got);
+      }
+      cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, ws);
+    }
+    tfx_free(ctx, dev);
+    tfx_free(ctx, didx);
+    free(host);
+    free(want);
+  }
+}
+
+/* The query's bad arguments: akx_findall's checks (count aside: the query takes none), bytes
+ * NULL, each an invalid argument whose sentence names the argument, *bytes unwritten. */
+Test(findall, workspace_query_bad_arguments) {
+  void *dev = tfx_alloc(ctx, 64 * 4);
+  int64_t *didx = tfx_alloc(ctx, 64 * 8);
+  const int64_t shape2[2] = {8, 8};
+  const akx_array src = akx_vector(dev, AKX_FLOAT32, 64), idx = akx_vector(didx, AKX_INT64, 64);
+  const akx_array idx32 = akx_vector(didx, AKX_INT32, 64), idx2d = akx_array_c(didx, AKX_INT64, 2, shape2);
+  akx_array src9 = src, idx_every_other = akx_vector(didx, AKX_INT64, 32);
+  src9.ndim = 9;
+  idx_every_other.strides[0] = 2;
+  const struct {
+    int with_ctx;
+    const akx_array *src, *indices;
+    int null_bytes;
+    const char *name, *value; /* what the sentence must name */
+  } rows[] = {
+      {0, &src, &idx, 0, "ctx", "NULL"},
+      {0, NULL, &idx, 0, "ctx", "NULL"}, /* ctx first, as akx_findall */
+      {1, NULL, &idx, 0, "src", "NULL"},
+      {1, &src9, &idx, 0, "src->ndim", "9"},
+      {1, &src, NULL, 0, "indices", "NULL"},
+      {1, &src, &idx32, 0, "indices->dtype", "int32"},
+      {1, &src, &idx2d, 0, "indices->ndim", "2"},
+      {1, &src, &idx_every_other, 0, "indices->strides[0]", "2"},
+      {1, &src, &idx, 1, "bytes", "NULL"},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r) {
+    size_t bytes = 777;
+    akx_set_last_error(AKX_SUCCESS, "stale");
+    const akx_status st = akx_findall_workspace_size(rows[r].with_ctx ? ctx : NULL, rows[r].src, rows[r].indices,
+                                                     rows[r].null_bytes ? NULL : &bytes);
+    cr_assert_eq(st, AKX_ERROR_INVALID_ARGUMENT, "row %zu (%s): %s (%s)", r, rows[r].name, akx_status_string(st),
+                 akx_last_error());
+    cr_assert(strstr(akx_last_error(), rows[r].name) && strstr(akx_last_error(), rows[r].value),
+              "row %zu: the sentence '%s' does not name %s = %s", r, akx_last_error(), rows[r].name, rows[r].value);
+    cr_assert_eq(bytes, 777, "row %zu: a refused query wrote *bytes = %zu", r, bytes);
+  }
+  tfx_free(ctx, dev);
+  tfx_free(ctx, didx);
+}
+
+/* akx_array_memory_order (akx_layer.h) is the order the positions above count in: the test's
+ * own reference (tests/support/mem_order.h) over C, Fortran, permuted, negative, tied and
+ * broadcast (stride 0) layouts. */
+Test(findall, memory_order_is_the_public_rule) {
+  static const struct {
+    int32_t ndim;
+    int64_t shape[4], strides[4];
+  } cases[] = {
+      {0, {0}, {0}},
+      {1, {7}, {-3}},
+      {3, {2, 3, 4}, {12, 4, 1}},
+      {3, {2, 3, 4}, {1, 2, 6}},
+      {3, {2, 3, 4}, {4, -8, 1}},
+      {3, {5, 1, 6}, {1, 1, 5}}, /* a tie: the later dim inner */
+      {4, {2, 2, 2, 2}, {0, 4, 0, 1}},
+      {4, {3, 4, 5, 6}, {-30, 1, 6, -120}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    akx_array a;
+    memset(&a, 0, sizeof a);
+    a.dtype = AKX_FLOAT32;
+    a.ndim = cases[c].ndim;
+    memcpy(a.shape, cases[c].shape, sizeof cases[c].shape);
+    memcpy(a.strides, cases[c].strides, sizeof cases[c].strides);
+    int32_t got[AKX_MAX_DIMS], want[AKX_MAX_DIMS];
+    akx_array_memory_order(&a, got);
+    tmo_order(a.ndim, NULL, a.strides, want);
+    for (int32_t k = 0; k < a.ndim; k++)
+      cr_assert_eq(got[k], want[k], "case %zu: order[%d] is %d, expected %d", c, (int)k, (int)got[k], (int)want[k]);
+  }
 }

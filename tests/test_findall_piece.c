@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "akx.h"
+#include "akx_layer.h"
 #include "fixture.h"
 #include "pieces.h"
 

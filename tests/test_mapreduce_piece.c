@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "akx.h"
+#include "akx_layer.h"
 #include "fixture.h"
 #include "mem_order.h"
 #include "views.h"

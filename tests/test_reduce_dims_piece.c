@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "akx.h"
+#include "akx_layer.h"
 #include "fixture.h"
 #include "gather.h"
 #include "pieces.h"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "akx.h"
+#include "akx_layer.h"
 #include "fixture.h"
 #include "scan_check.h"
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "tree.h"
 #include "akx.h"
+#include "akx_layer.h"
 
 TestSuite(user_ops_cache, .timeout = 600);
 

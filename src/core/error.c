@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "error.h"
+#include "akx_layer.h" /* akx_set_last_error */
 
 static _Thread_local char last_error[1024];
 

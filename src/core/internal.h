@@ -2,7 +2,7 @@
 #ifndef AKX_INTERNAL_H
 #define AKX_INTERNAL_H
 #include <stddef.h>
-#include "akx.h"
+#include "akx_layer.h" /* the library defines both headers' functions */
 #include "backend.h"
 #include "error.h"
 #include "akx/plan.h"
@@ -95,8 +95,6 @@ int akx__op_allowed(akx_dtype acc, akx_op op);
 akx_status akx__finish_host(int32_t op, int32_t acc, const void *bare, const akx__finish *f);
 
 /* ---- the ops' rules (src/core/validate.c) ---- */
-/* 1 for ARGMIN, ARGMAX and a user op's id: an op whose accumulator is its own, not a dtype. */
-int akx_op_has_own_accumulator(akx_op op);
 /* AKX_ERROR_INVALID_ARGUMENT for an op that is no akx_op: neither built in nor of its own
  * accumulator (whether a user op's id is live is the user ops' registry's to say). */
 akx_status akx__check_op(akx_op op);
@@ -108,9 +106,6 @@ int akx__op_has_neutral(akx_op op, int user_has_identity);
 akx_status akx__check_empty_result(akx_op op, int user_has_identity, const akx_reduce_opts *opts, const char *what);
 
 /* ---- layout (src/core/canonical.c) ---- */
-/* a's dims in memory order, outermost first (the rule of akx__fold_dims: decreasing |stride|,
- * ties in index order): order[0..a->ndim). */
-void akx_array_memory_order(const akx_array *a, int32_t *order);
 /* a's dims of extent other than 1 in memory order, folded where they tile (akx__fold_dims), each
  * walked in its own index order: the index map of positions in memory order (akx_findall's, a
  * user op's map's). Returns the count of dims written to shape and strides. */

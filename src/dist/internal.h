@@ -1,11 +1,11 @@
 /* libakx_dist's inside: the communicator, the engine table behind it (MPI, NCCL), the record
  * every call agrees on before any kernel runs, and the partials' exchange. Host code over the
- * public libakx API only (include/akx.h). */
+ * public libakx API only (include/akx.h and include/akx_layer.h). */
 #ifndef AKX_DIST_INTERNAL_H
 #define AKX_DIST_INTERNAL_H
 #include <stddef.h>
 #include <stdint.h>
-#include "akx.h"
+#include "akx_layer.h" /* akx_set_last_error, akx_*_piece, akx_context_run */
 #include "akx_dist.h"
 
 /* What an engine does: gather `bytes` from every rank into recv (size * bytes, rank order).

@@ -1,6 +1,7 @@
 /* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
  * (kernels/akx/findall.cuh) -> the total back to the host. akx_findall_piece: the same, its
- * positions moved to a whole array's by the scatter. */
+ * positions moved to a whole array's by the scatter. akx_findall_workspace_size: the same plan,
+ * its look-back status's size. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,15 @@
  * inverts. */
 static void memory_order(const akx_array *a, akx__index_map *m) { m->ndim = akx__memory_order_fold(a, m->shape, m->strides); }
 
-static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
-                                 int64_t *count, const akx_findall_piece_t *piece) {
+/* Validation and the plan, shared by the call and its workspace query (so that the size the
+ * query gives is the one the call takes). `memory`: the call's checks of where the data lies
+ * and of count; the query reads no pointer and takes no count. */
+static akx_status findall_plan(const akx_context *ctx, const akx_array *src, const akx_array *indices,
+                               const int64_t *count, const akx_findall_piece_t *piece, int memory,
+                               akx__findall_plan *pp, size_t *ws_bytes) {
   akx__extent sext, iext;
   AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &sext));
+  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | (memory ? AKX__ARRAY_MEMORY : 0), &sext));
   if (!indices) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices is NULL");
   if (indices->dtype != AKX_INT64)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices->dtype is %s; positions are int64",
@@ -23,14 +28,14 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   if (indices->ndim != 1)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "indices->ndim is %d; indices is 1-d",
                      (int)indices->ndim);
-  AKX_TRY(akx__check_array(ctx, indices, "indices", AKX__ARRAY_MEMORY, &iext));
+  AKX_TRY(akx__check_array(ctx, indices, "indices", memory ? AKX__ARRAY_MEMORY : 0, &iext));
   if (indices->shape[0] > 1 && indices->strides[0] != 1)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "indices->strides[0] is %" PRId64 "; positions are written contiguously (stride 1)",
                      indices->strides[0]);
-  if (!count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
+  if (memory && !count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
   if (piece) AKX_TRY(akx__check_piece_positions(piece->position_base, piece->position_block, piece->position_skip));
-  if (iext.count > 0 && sext.count > 0)
+  if (memory && iext.count > 0 && sext.count > 0)
     AKX_TRY(akx__check_disjoint(indices, &iext, "indices", src, &sext, "src"));
 
   akx__findall_plan p;
@@ -52,6 +57,17 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
   if (p.tiles > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
                      p.n);
+  /* The look-back status the tiles share (akx__lookback_bytes), which also carries the count. */
+  *ws_bytes = p.n > 0 ? akx__lookback_bytes(p.tiles, 8) : 0;
+  *pp = p;
+  return AKX_SUCCESS;
+}
+
+static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                                 int64_t *count, const akx_findall_piece_t *piece) {
+  akx__findall_plan p;
+  size_t ws_bytes;
+  AKX_TRY(findall_plan(ctx, src, indices, count, piece, 1, &p, &ws_bytes));
   AKX_TRY(akx__refuse_if_capturing(ctx, "akx_findall",
                                    "the count comes back to the host (the call copies it and "
                                    "waits for it)",
@@ -62,7 +78,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
                                  AKX_MAP_IDENTITY));
     akx__lookback_call call;
-    AKX_TRY(akx__workspace_lookback(ctx, akx__lookback_bytes(p.tiles, 8), p.tiles, &call));
+    AKX_TRY(akx__workspace_lookback(ctx, ws_bytes, p.tiles, &call));
     p.status = call.status;
     p.epoch = call.epoch;
     p.reset_status = call.reset;
@@ -92,4 +108,14 @@ akx_status akx_findall_piece(akx_context *ctx, const akx_array *src, const akx_a
                              int64_t *count, const akx_findall_piece_t *piece) {
   if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
   return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, piece));
+}
+
+akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src, const akx_array *indices,
+                                      size_t *bytes) {
+  akx__findall_plan p;
+  size_t ws;
+  AKX_TRY(findall_plan(ctx, src, indices, NULL, NULL, 0, &p, &ws));
+  if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
+  *bytes = ws;
+  return AKX_SUCCESS;
 }

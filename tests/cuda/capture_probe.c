@@ -31,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include "probe.h"
+#include "akx_layer.h" /* akx_kernel_cache_counters */
 
 enum { N = (1 << 20) + 17, ROWS = 300, COLS = 777, SETS = 3 };
 
