@@ -82,8 +82,9 @@ step "3. pkg-config akx-static: $(pkg-config --cflags --libs akx-static)"
 "$cc" "$consumer/consumer.c" $(pkg-config --cflags --libs akx-static) -o "$tmp/pc_static"
 run "pkg-config akx-static" "$tmp/pc_static" no
 
-# include/akx.cuh needs its kernel headers (kernels/akx/, installed as include/akx/) and nothing of the source tree: a
-# C++ program of it, built by the host compiler for the sim against the installed tree only.
+# include/akx.cuh needs its kernel headers (kernels/akx/, installed beside it) and nothing of
+# the source tree: a C++ program of it, built by the host compiler for the sim against the
+# installed tree only.
 cxx=${CXX_FOR_CUH:-c++}
 step "4. include/akx.cuh with $cxx (the sim), libakx.a"
 for f in include/akx.cuh include/akx/device.cuh include/akx/sim_device.hpp include/akx/plan.h \

@@ -28,7 +28,7 @@ declared=$(grep -h -E '^[A-Za-z_].*\bakx_[a-z0-9_]+\(' $headers |
 [ -n "$declared" ] || { echo "FAIL: no function declarations found in $include/*.h"; exit 1; }
 
 # The akx__* functions the installed headers declare for their inline code: include/ and the
-# kernel headers (include/akx/, or kernels/ beside include/ where the source tree keeps them).
+# kernel headers (the akx/ folder of an install, or kernels/ beside include/ in the source tree).
 header_dirs=$include
 [ -d "$include/../kernels" ] && header_dirs="$header_dirs $include/../kernels"
 # shellcheck disable=SC2086

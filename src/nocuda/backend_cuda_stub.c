@@ -64,7 +64,7 @@ const akx__backend akx__backend_cuda = {
 uint64_t akx__cuda_api_calls(void) { return 0; }
 void akx__cuda_api_calls_add(uint64_t n) { (void)n; }
 
-/* include/akx/device.cuh's launcher calls this from a program nvcc compiled against the
+/* kernels/akx/device.cuh's launcher calls this from a program nvcc compiled against the
  * installed headers: libakx.so exports it in every build (cmake/akx.map), so that program links
  * here too, and its launches (through a sim context's akx_context_run) are refused. */
 akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name, int max_threads, int smem_optin,
