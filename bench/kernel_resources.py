@@ -147,37 +147,57 @@ def op(t):
     return OPS[t]
 
 
-def key_of(demangled):
-    """(function, src, dst, acc, op) of a built-in kernel's demangled name, or None for a
-    kernel the table does not cover (one compiled from include/akx.cuh by a bench)."""
-    m = re.match(r"void akx::(\w+)<(.*)>\(.*\)$", demangled)
+# The built-in kernels and their keys: the family list's K(key, template-id, user_only) rows
+# (src/core/families.h), the one place a family names its kernels; {S} {D} {A} {O} stand for the
+# source, dst, accumulator and op of an instance.
+FAMILIES_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "core", "families.h")
+PLACEHOLDERS = ("{S}", "{D}", "{A}", "{O}")
+
+
+def parse_id(s):
+    """A template-id as (name, [args]), a placeholder as itself."""
+    s = s.strip()
+    if s in PLACEHOLDERS:
+        return s
+    name, args = template_of(s)
+    return (name.strip().lstrip(":"), [parse_id(a) for a in args])
+
+
+def kernel_patterns():
+    with open(FAMILIES_H) as f:
+        text = f.read()
+    rows = re.findall(r'K\("(\w+)", "([^"]+)", \d\)', text)
+    if not rows:
+        fail("%s: no kernel rows K(key, template-id, user_only) read" % FAMILIES_H)
+    return [(key, parse_id(tid)) for key, tid in rows]
+
+
+def unify(pat, s, binds):
+    """Whether the demangled type s has pat's shape; binds the placeholders to their types."""
+    if isinstance(pat, str):
+        binds[pat] = s.strip()
+        return True
+    name, pargs = pat
+    sname, sargs = template_of(s)
+    if sname.strip().lstrip(":") != name or len(sargs) != len(pargs):
+        return False
+    return all(unify(p, a, binds) for p, a in zip(pargs, sargs))
+
+
+def key_of(demangled, patterns=None):
+    """(function, src, dst, acc, op) of a built-in kernel's demangled name, by the family list's
+    kernel rows, or None for a kernel the table does not cover (one compiled from
+    include/akx.cuh by a bench)."""
+    m = re.match(r"void (akx::\w+<.*>)\(.*\)$", demangled)
     if not m:
         return None
-    fn, args = m.group(1), split_args(m.group(2))
-    if fn in ("reduce_whole_contiguous", "reduce_whole_strided"):
-        return (fn, dtype(args[0]), NONE, dtype(args[1]), op(args[2]))
-    if fn in ("reduce_dims_rows_kernel", "reduce_dims_tile_kernel"):
-        return (fn[:-len("_kernel")], dtype(args[0]), NONE, dtype(args[1]), op(args[2]))
-    if fn == "reduce_whole_partials":
-        return (fn, NONE, NONE, dtype(args[0]), op(args[1]))
-    if fn == "reduce_dims_finish_kernel":
-        return ("reduce_dims_finish", NONE, NONE, dtype(args[0]), op(args[1]))
-    if fn == "scan_columns":  # <Src, Dst, Op, Acc>
-        return (fn, dtype(args[0]), dtype(args[1]), dtype(args[3]), op(args[2]))
-    if fn == "scan_columns_carry":  # <Op, Acc>
-        return (fn, NONE, NONE, dtype(args[1]), op(args[0]))
-    if fn == "scan_init":
-        return (fn, NONE, NONE, NONE, NONE)
-    if fn == "scan_tile_kernel":
-        policy, pargs = template_of(args[0])
-        if policy == "akx::findall_policy":
-            return ("findall_tile", dtype(pargs[0]), NONE, NONE, NONE)
-        if policy == "akx::scan_policy":
-            scan, sargs = template_of(pargs[2])
-            name = {"akx::plain_scan": "scan_tile", "akx::seg_scan": "scan_slices"}.get(scan)
-            if name is None:
-                return None
-            return (name, dtype(pargs[0]), dtype(pargs[1]), dtype(sargs[1]), op(sargs[0]))
+    for key, pat in patterns if patterns is not None else kernel_patterns():
+        binds = {}
+        if unify(pat, m.group(1), binds):
+            return (key, dtype(binds["{S}"]) if "{S}" in binds else NONE,
+                    dtype(binds["{D}"]) if "{D}" in binds else NONE,
+                    dtype(binds["{A}"]) if "{A}" in binds else NONE,
+                    op(binds["{O}"]) if "{O}" in binds else NONE)
     return None
 
 
@@ -233,13 +253,14 @@ def read_binaries(paths):
     out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout
     demangled = dict(zip(names, out.splitlines()))
     table, others = {}, []
+    patterns = kernel_patterns()
     for arch, mangled, f in functions:
         shared = f.get("SHARED", 0)
         own = shared - RESERVED_SHARED if shared >= RESERVED_SHARED else shared
         if (arch, mangled) not in frames:
             fail("cuobjdump -elf gave no frame size for %s (%s)" % (demangled[mangled], arch))
         entry = (f.get("REG", 0), own, frames[(arch, mangled)], f.get("LOCAL", 0), demangled[mangled])
-        key = key_of(demangled[mangled]) if arch == ARCH else None
+        key = key_of(demangled[mangled], patterns) if arch == ARCH else None
         if key is None:
             others.append((arch, entry))
             continue
