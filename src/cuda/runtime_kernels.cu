@@ -188,7 +188,30 @@ akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst
 }
 
 
-// The families' kernel sets over a module (their kernels found by key).
+// The families' kernel sets over a module (their kernels found by key, each key checked at
+// compile time against the family list's: in_family).
+using akx::cuda_runtime::in_family;
+static_assert(in_family<AKX__FAMILY_REDUCE_WHOLE>(akx::reduce_whole_contiguous_info) &&
+                  in_family<AKX__FAMILY_REDUCE_WHOLE>(akx::reduce_whole_strided_info) &&
+                  in_family<AKX__FAMILY_REDUCE_WHOLE>(akx::reduce_whole_partials_info),
+              "reduce_whole's run-time launches ask for a kernel its family list does not hold");
+static_assert(in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_rows_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_warp_rows_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_per_thread_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_tiled_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_columns_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_strided_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_columns_finish_info) &&
+                  in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_pieces_info),
+              "reduce_dims's run-time launches ask for a kernel its family list does not hold");
+static_assert(in_family<AKX__FAMILY_SCAN>(akx::scan_init_info) && in_family<AKX__FAMILY_SCAN>(akx::scan_tile_info) &&
+                  in_family<AKX__FAMILY_SCAN>(akx::scan_slices_info) &&
+                  in_family<AKX__FAMILY_SCAN>(akx::scan_columns_info) &&
+                  in_family<AKX__FAMILY_SCAN>(akx::scan_columns_carry_info),
+              "scan's run-time launches ask for a kernel its family list does not hold");
+static_assert(in_family<AKX__FAMILY_FINDALL>(akx::scan_init_info) && in_family<AKX__FAMILY_FINDALL>(akx::findall_info),
+              "findall's run-time launches ask for a kernel its family list does not hold");
+static_assert(!in_family<AKX__FAMILY_FINDALL>(akx::scan_tile_info), "the check cannot fail");
 struct reduce_whole_handles : handles {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool, void *s) const {
     const akx::contiguous_span_c a = akx::span_of(p);

@@ -9,10 +9,37 @@
 #include "akx/device.cuh"
 #include "api_calls.h"
 #include "backend.h"
+#include "families.h"
 
 namespace akx::cuda_runtime {
 
 constexpr int max_kernels = 8;
+
+// The family list's kernel keys (src/core/families.h), for the compile-time check that every
+// kernel a family's run-time launch asks for is one its units hold (in_family).
+constexpr bool same_key(const char *a, const char *b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+template <int Family>
+struct family_keys;
+#define AKX_KEY_(key, id, user_only) key,
+#define AKX_FAMILY_KEYS_(ID, name, Plan, header, file, launcher, kind) \
+  template <>                                                          \
+  struct family_keys<AKX__FAMILY_##ID> {                              \
+    static constexpr const char *keys[] = {AKX_##ID##_KERNELS(AKX_KEY_)}; \
+  };
+AKX_FAMILY_LIST(AKX_FAMILY_KEYS_)
+#undef AKX_FAMILY_KEYS_
+#undef AKX_KEY_
+// Whether info's key (its function, else its name) is one of Family's kernels.
+template <int Family>
+constexpr bool in_family(const akx::kernel_info &info) {
+  const char *key = info.function ? info.function : info.name;
+  for (const char *k : family_keys<Family>::keys)
+    if (same_key(k, key)) return true;
+  return false;
+}
 
 // A loaded unit: its library and its kernels, each with its key (the family list's kernel
 // names, src/core/families.h), by which a launch finds it.
