@@ -24,11 +24,18 @@ static const akx_map k_maps[] = {AKX_MAP_IDENTITY, AKX_MAP_ABS, AKX_MAP_SQUARE, 
 #define MSG 2048
 
 /* tile = block_size * items_per_thread with these explicit options: 4096. One pass: the
- * first pass's blocks (target_blocks, from the tuning table for the device the tests run on:
- * 528 on the h200 profile, 256 on the rtx5080's) each take one tile; beyond it every block
- * loops over several tiles. */
+ * first pass's blocks (target_blocks) each take one tile; beyond it every block loops over
+ * several tiles. The boundary and workspace tests take PASS_BLOCKS blocks (PASS: 64 tiles,
+ * 262144 elements), not the tuning table's (528 on the h200 profile, 256 on the rtx5080's: 2.2
+ * million elements, whose sweeps took a third of the file's time on the sim): the grid is
+ * min(tiles, target_blocks) whatever the number, and 64 partials still finish across the last
+ * block's warps (more partials than its threads: small_tiles_many_blocks_float64_add). The
+ * tuning table's own grid: DEFAULT_PASS (float16_sum_past_65504) and the large_* sizes (10^7:
+ * several tiles a block). */
 #define TILE 4096
-static int64_t pass_size(void) {
+#define PASS_BLOCKS 64
+#define PASS ((int64_t)TILE * PASS_BLOCKS)
+static int64_t default_pass_size(void) {
   static int64_t pass;
   if (!pass) {
     akx_context *ctx = tfx_open();
@@ -41,12 +48,13 @@ static int64_t pass_size(void) {
   }
   return pass;
 }
-#define PASS pass_size()
+#define DEFAULT_PASS default_pass_size()
 
 static tfx_case tuned(akx_map m, akx_op op) {
   tfx_case c = tfx_case_make(m, op);
   c.block_size = 256;
   c.items_per_thread = 16;
+  c.target_blocks = PASS_BLOCKS;
   return c;
 }
 
@@ -56,9 +64,12 @@ static int supported(akx_dtype t, akx_map m, akx_op op) {
 
 /* ---- every dtype x op x map (AUTO accumulator), a few sizes, host and device ------------- */
 
+/* The largest, 3 * TILE + 5, is three tiles and a part of the default tuning for every dtype
+ * (its tiles are at most 256 threads x 16 elements): several blocks and their finish (was
+ * 70001, 86% of the elements for no other path). */
 static void all_combos(akx_dtype t) {
   static const int64_t sizes[] = {0,   1,   2,   3,    31,   32,   33,   100,
-                                  255, 256, 257, 300, 1000, 4095, 4097, 70001};
+                                  255, 256, 257, 300, 1000, 4095, 4097, 3 * TILE + 5};
   akx_context *ctx = tfx_open();
   tfx_tally tally = {0};
   char msg[MSG];
@@ -265,31 +276,31 @@ static void sizes_case(akx_dtype t, akx_map m, akx_op op, const int64_t *sizes, 
 
 Test(mapreduce, tile_pass_boundaries_float32_add, .timeout = 300) {
   const int64_t k_tile_sizes[] = K_TILE_SIZES;
-  sizes_case(AKX_FLOAT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, 0, 1);
+  sizes_case(AKX_FLOAT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, PASS_BLOCKS, 1);
 }
 Test(mapreduce, tile_pass_boundaries_int32_add, .timeout = 300) {
   const int64_t k_tile_sizes[] = K_TILE_SIZES;
-  sizes_case(AKX_INT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, 0, 0);
+  sizes_case(AKX_INT32, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes, NTILE, 256, 16, PASS_BLOCKS, 0);
 }
 Test(mapreduce, tile_pass_boundaries_float64_max, .timeout = 300) {
   const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
-  sizes_case(AKX_FLOAT64, AKX_MAP_IDENTITY, AKX_OP_MAX, k_tile_sizes_short, 5, 256, 16, 0, 0);
+  sizes_case(AKX_FLOAT64, AKX_MAP_IDENTITY, AKX_OP_MAX, k_tile_sizes_short, 5, 256, 16, PASS_BLOCKS, 0);
 }
 Test(mapreduce, tile_pass_boundaries_int8_add, .timeout = 300) {
   const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
-  sizes_case(AKX_INT8, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 0);
+  sizes_case(AKX_INT8, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, PASS_BLOCKS, 0);
 }
 Test(mapreduce, tile_pass_boundaries_float16_add, .timeout = 300) {
   const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
-  sizes_case(AKX_FLOAT16, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 1);
+  sizes_case(AKX_FLOAT16, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, PASS_BLOCKS, 1);
 }
 Test(mapreduce, tile_pass_boundaries_complex128_add, .timeout = 300) {
   const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
-  sizes_case(AKX_COMPLEX128, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, 0, 0);
+  sizes_case(AKX_COMPLEX128, AKX_MAP_IDENTITY, AKX_OP_ADD, k_tile_sizes_short, 5, 256, 16, PASS_BLOCKS, 0);
 }
 Test(mapreduce, tile_pass_boundaries_uint8_xor, .timeout = 300) {
   const int64_t k_tile_sizes_short[] = K_TILE_SIZES_SHORT;
-  sizes_case(AKX_UINT8, AKX_MAP_IDENTITY, AKX_OP_XOR, k_tile_sizes_short, 5, 256, 16, 0, 0);
+  sizes_case(AKX_UINT8, AKX_MAP_IDENTITY, AKX_OP_XOR, k_tile_sizes_short, 5, 256, 16, PASS_BLOCKS, 0);
 }
 
 /* Small tiles and few blocks make every boundary cheap: block 64 x 4 items = tile 256,
@@ -546,7 +557,10 @@ Test(mapreduce, small_empty_values) {
 
 Test(mapreduce, small_nan_propagation) {
   static const akx_dtype types[] = {AKX_FLOAT16, AKX_BFLOAT16, AKX_FLOAT32, AKX_FLOAT64};
-  static const int64_t sizes[] = {1, 2, 33, 300, 4097, 70001};
+  /* Up to three tiles and a part (3 * TILE + 5): blocks of the first pass meet NaNs in their
+   * own tiles and in a partial one, and the finish folds several partials (was 70001: 17
+   * tiles, the same paths). */
+  static const int64_t sizes[] = {1, 2, 33, 300, 4097, 3 * TILE + 5};
   akx_context *ctx = tfx_open();
   tfx_tally tally = {0};
   char msg[MSG];
@@ -931,17 +945,18 @@ static int make_layouts(named_layout *out, int big) {
     int64_t ps[2] = {64, 100}, st[2] = {0, 0}, sh[2] = {64, 99}, sp[2] = {1, 1};
     out[k++] = (named_layout){"2-d one-element gaps", tfx_layout_sub(2, ps, st, sh, sp)};
   }
-  if (big) {
-    int64_t ps[2] = {1024, 1030}, st[2] = {1, 3}, sh[2] = {1000, 1000}, sp[2] = {1, 1};
-    out[k++] = (named_layout){"2-d 1000x1000 in 1024x1030", tfx_layout_sub(2, ps, st, sh, sp)};
-    int64_t ps2[2] = {1030, 1024}, st2[2] = {1029, 1}, sh2[2] = {1000, 1000}, sp2[2] = {-1, 1};
+  if (big) { /* 40000 elements: 10 tiles of the default general path, 157 of the small one
+              * (v == 2 in strided()): several blocks, each over several tiles (was 1000x1000) */
+    int64_t ps[2] = {224, 230}, st[2] = {1, 3}, sh[2] = {200, 200}, sp[2] = {1, 1};
+    out[k++] = (named_layout){"2-d 200x200 in 224x230", tfx_layout_sub(2, ps, st, sh, sp)};
+    int64_t ps2[2] = {230, 224}, st2[2] = {229, 1}, sh2[2] = {200, 200}, sp2[2] = {-1, 1};
     tfx_layout T = tfx_layout_sub(2, ps2, st2, sh2, sp2);
     int64_t a = T.shape[0], b = T.strides[0];
     T.shape[0] = T.shape[1];
     T.strides[0] = T.strides[1];
     T.shape[1] = a;
     T.strides[1] = b;
-    out[k++] = (named_layout){"2-d 1000x1000 transposed, negative", T};
+    out[k++] = (named_layout){"2-d 200x200 transposed, negative", T};
   }
   return k;
 }
@@ -1024,7 +1039,7 @@ Test(mapreduce, small_broadcast_values) {
 
 Test(mapreduce, float16_sum_past_65504) {
   akx_context *ctx = tfx_open();
-  const int64_t sizes[] = {100, 1000, 4097, PASS + 1};
+  const int64_t sizes[] = {100, 1000, 4097, DEFAULT_PASS + 1};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     const int64_t n = sizes[s];
     uint16_t *h = tfx_xmalloc((size_t)n * 2);
@@ -1094,17 +1109,21 @@ static size_t ws_query(akx_context *ctx, akx_dtype t, int64_t n, akx_map m, akx_
 
 Test(mapreduce, workspace_size_grows) {
   akx_context *ctx = tfx_open();
-  const int64_t ns[] = {0,      1,       2,       100,     4095,    4096,
-                        4097,   100000,  PASS - 1, PASS,   PASS + 1, 2 * PASS + 1};
+  /* The explicit options' pass and the tuning table's (the sizes in increasing order). */
+  const int64_t ns[] = {0,        1,           2,                100,          4095,
+                        4096,     4097,        100000,           PASS - 1,     PASS,
+                        PASS + 1, 2 * PASS + 1, DEFAULT_PASS - 1, DEFAULT_PASS, DEFAULT_PASS + 1,
+                        2 * DEFAULT_PASS + 1};
   static const akx_dtype types[] = {AKX_INT8, AKX_FLOAT16, AKX_FLOAT32, AKX_FLOAT64,
                                     AKX_COMPLEX128};
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
-    void *d = tfx_alloc(ctx, (size_t)(2 * PASS + 1) * ref_size(types[ti]));
+    void *d = tfx_alloc(ctx, (size_t)(2 * PASS + 1) * ref_size(types[ti])); /* the query reads shapes only */
     for (int tuned_opts = 0; tuned_opts < 2; tuned_opts++) {
       akx_reduce_opts o = akx_reduce_opts_default();
       if (tuned_opts) {
         o.block_size = 256;
         o.items_per_thread = 16;
+        o.target_blocks = PASS_BLOCKS;
       }
       size_t prev = 0;
       for (size_t i = 0; i < sizeof ns / sizeof ns[0] + 2; i++) {
@@ -1163,6 +1182,7 @@ Test(mapreduce, workspace_caller_buffer_no_allocation, .timeout = 300) {
   akx_reduce_opts o = akx_reduce_opts_default();
   o.block_size = 256;
   o.items_per_thread = 16;
+  o.target_blocks = PASS_BLOCKS;
   const int64_t nmax = 2 * PASS + 1;
   size_t need = ws_query(ctx, AKX_FLOAT32, nmax, AKX_MAP_IDENTITY, AKX_OP_ADD, &o);
   void *ws = tfx_alloc(ctx, need);
@@ -1196,11 +1216,13 @@ Test(mapreduce, workspace_cached_reused) {
   akx_context *ctx = tfx_open();
   char msg[MSG];
   tfx_case c = tfx_case_make(AKX_MAP_IDENTITY, AKX_OP_ADD);
-  cr_assert(tfx_vector_case(ctx, AKX_FLOAT64, 500000, &c, 1, 0, msg, sizeof msg), "%s", msg);
+  /* 50000 float64: 25 blocks of the default tuning (tiles of 2048), partials in the workspace
+   * (was 500000: the same path, ten times the elements) */
+  cr_assert(tfx_vector_case(ctx, AKX_FLOAT64, 50000, &c, 1, 0, msg, sizeof msg), "%s", msg);
   akx_context_info_t first = info_of(ctx);
   for (int i = 0; i < 4; i++) {
     c.where = i % 2 ? AKX_DEVICE : AKX_HOST;
-    cr_assert(tfx_vector_case(ctx, AKX_FLOAT64, 500000 - i * 1000, &c, 2u + (uint64_t)i, 0, msg,
+    cr_assert(tfx_vector_case(ctx, AKX_FLOAT64, 50000 - i * 1000, &c, 2u + (uint64_t)i, 0, msg,
                               sizeof msg),
               "%s", msg);
   }
@@ -1228,6 +1250,7 @@ static void too_small(int64_t n, akx_where where) {
   akx_reduce_opts o = akx_reduce_opts_default();
   o.block_size = 256;
   o.items_per_thread = 16;
+  o.target_blocks = PASS_BLOCKS;
   size_t need = ws_query(ctx, AKX_FLOAT32, n, AKX_MAP_IDENTITY, AKX_OP_ADD, &o);
   cr_assert(need > 0);
   float *h = tfx_xmalloc((size_t)n * 4);

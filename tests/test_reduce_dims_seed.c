@@ -3,7 +3,9 @@
  * table of what the sim counted (shape, grid, waves, sectors per request, bytes against the
  * minimum, model time) printed to stderr. The default run takes the cases up to 2^24
  * elements; AKX_DIMS_SEED_ALL=1 takes all of them (8192 x 8192 and 1024 x 1024 x 64 take
- * minutes on the sim). */
+ * minutes on the sim). Each dtype's cases come in two tests by size: up to 2^20 elements
+ * (32768 x 32 along each dim: a split rows reduction and its finish, a thread per output),
+ * which the random-schedule copy runs (tests/CMakeLists.txt), and the larger ones. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,7 +109,8 @@ static void run_bench_case(akx_context *ctx, const bench_case *b, akx_dtype t, i
   free(h);
 }
 
-static void bench_cases(akx_dtype t) {
+/* The cases of more than `above` elements and at most `upto` (AKX_DIMS_SEED_ALL: no upper bound). */
+static void bench_cases(akx_dtype t, int64_t above, int64_t upto) {
   akx_context *ctx = tfx_open();
   if (!tfx_is_sim(ctx)) {
     tfx_close(ctx);
@@ -118,11 +121,15 @@ static void bench_cases(akx_dtype t) {
   for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
     int64_t n = 1;
     for (int d = 0; d < k_cases[i].ndim; d++) n *= k_cases[i].shape[d];
-    if (!all && n > (INT64_C(1) << 24)) continue;
+    if (n <= above || (!all && n > upto)) continue;
     run_bench_case(ctx, &k_cases[i], t, 1);
   }
   tfx_close(ctx);
 }
 
-Test(reduce_dims_seed, float32, .timeout = 1200) { bench_cases(AKX_FLOAT32); }
-Test(reduce_dims_seed, bfloat16, .timeout = 1200) { bench_cases(AKX_BFLOAT16); }
+#define SMALL (INT64_C(1) << 20)
+#define DEFAULT_MAX (INT64_C(1) << 24)
+Test(reduce_dims_seed, float32_to_2_20, .timeout = 1200) { bench_cases(AKX_FLOAT32, 0, SMALL); }
+Test(reduce_dims_seed, float32, .timeout = 1200) { bench_cases(AKX_FLOAT32, SMALL, DEFAULT_MAX); }
+Test(reduce_dims_seed, bfloat16_to_2_20, .timeout = 1200) { bench_cases(AKX_BFLOAT16, 0, SMALL); }
+Test(reduce_dims_seed, bfloat16, .timeout = 1200) { bench_cases(AKX_BFLOAT16, SMALL, DEFAULT_MAX); }

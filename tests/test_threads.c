@@ -31,8 +31,10 @@ static void *work(void *arg) {
   }
   for (int call = 0; call < CALLS; call++) {
     /* Sizes that differ per thread and call: one block, several passes; growing workspaces
-     * (a target_blocks override changes the partials a call needs). */
-    const int64_t n = 1 + (int64_t)((w->id * 7919 + call * 104729) % 300000);
+     * (a target_blocks override changes the partials a call needs). Up to 60000: 30 tiles of
+     * the default tuning, so 16 blocks loop over two (was 300000: 24 million elements for the
+     * same paths). */
+    const int64_t n = 1 + (int64_t)((w->id * 7919 + call * 104729) % 60000);
     int32_t *h = malloc((size_t)n * sizeof *h);
     int64_t want = 0;
     for (int64_t i = 0; i < n; i++) want += h[i] = (int32_t)((i * 31 + w->id) % 1000) - 500;
