@@ -43,7 +43,9 @@ for f in include/akx.h include/akx_layer.h include/akx_sim.h include/akx_dlpack.
 done
 [ "$(readlink "$prefix/$libdir/libakx.so")" = "libakx.so.$major" ] || fail "libakx.so -> $(readlink "$prefix/$libdir/libakx.so")"
 [ "$(readlink "$prefix/$libdir/libakx.so.$major")" = "libakx.so.$version" ] || fail "libakx.so.$major -> ?"
-objdump -p "$prefix/$libdir/libakx.so.$version" | grep -q "SONAME *libakx.so.$major\$" || fail "SONAME"
+# grep reads all of its input here (not -q): -q stops at the first match, the writer then dies
+# of SIGPIPE, and pipefail turns that into a failure (seen under load).
+objdump -p "$prefix/$libdir/libakx.so.$version" | grep "SONAME *libakx.so.$major\$" >/dev/null || fail "SONAME"
 
 # The line every build of the consumer must print (the backend AUTO picks gives the same sums).
 expect="akx $version: sum -3, dlpack view sum 0, xor of float32 AKX_ERROR_UNSUPPORTED"
@@ -51,7 +53,7 @@ run() {  # run NAME BINARY SHOULD_NEED_LIBAKX(yes|no)
   local name=$1 bin=$2 needs=$3 out
   out=$("$bin") || fail "$name: the program failed (exit $?)"
   [ "$out" = "$expect" ] || fail "$name printed '$out', expected '$expect'"
-  if readelf -d "$bin" | grep -q "NEEDED.*libakx\.so"; then
+  if readelf -d "$bin" | grep "NEEDED.*libakx\.so" >/dev/null; then
     [ "$needs" = yes ] || fail "$name needs libakx.so but should hold libakx.a"
   else
     [ "$needs" = no ] || fail "$name does not need libakx.so.$major"
@@ -150,7 +152,7 @@ PROGRAM
   "$nvcc" -arch=sm_90 -cudart shared "$tmp/cuh_cuda.o" $(pkg-config --libs akx) \
           -Xlinker -rpath,"$prefix/$libdir" -o "$tmp/cuh_cuda" >"$tmp/nvcc_link.log" 2>&1 ||
     { cat "$tmp/nvcc_link.log"; fail "linking akx.cuh's nvcc object to libakx.so"; }
-  readelf -d "$tmp/cuh_cuda" | grep -q "NEEDED.*libakx\.so\.$major" || fail "cuh_cuda does not need libakx.so.$major"
+  readelf -d "$tmp/cuh_cuda" | grep "NEEDED.*libakx\.so\.$major" >/dev/null || fail "cuh_cuda does not need libakx.so.$major"
   set +e
   out=$("$tmp/cuh_cuda" 2>&1)
   rc=$?
