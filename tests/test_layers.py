@@ -109,18 +109,17 @@ def object_layer(build, obj):
 
 
 def check_calls(root, build):
-    objs = glob.glob(os.path.join(build, "CMakeFiles", "akx_objs.dir", "**", "*.o"), recursive=True)
-    # An object whose source left the tree (a file moved or removed) is not part of the build.
-    objs = [o for o in objs if object_layer(build, o)[1].startswith("src/launch/(")
-            or object_layer(build, o)[1].startswith("src/jit/(")
-            or os.path.isfile(os.path.join(root, object_layer(build, o)[1]))]
+    objs = []
+    for o in glob.glob(os.path.join(build, "CMakeFiles", "akx_objs.dir", "**", "*.o"), recursive=True):
+        layer, name = object_layer(build, o)
+        # An object whose source left the tree (a file moved or removed) is not part of the build;
+        # generated sources (the instances, the embedded headers) are named "dir/(kind) file".
+        if layer is not None and ("/(" in name or os.path.isfile(os.path.join(root, name))):
+            objs.append((o, layer, name))
     if not objs:
         return [f"no objects under {build}/CMakeFiles/akx_objs.dir: build libakx first"], 0, 0
     defined, undefined = {}, collections.defaultdict(set)
-    for o in objs:
-        layer, name = object_layer(build, o)
-        if layer is None:
-            continue
+    for o, layer, name in objs:
         out = subprocess.run(["nm", "-P", o], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             parts = line.split()

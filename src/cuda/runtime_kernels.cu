@@ -166,27 +166,14 @@ akx_status module_for(const akx_context *ctx, const akx__instance &in, const cud
 // The unit a plan needs: a built-in combination's, or its user op's.
 akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
                     akx__instance *in) {
-  const akx__family_kind_t kind = akx__family_kind(family);
-  if (kind == AKX__KIND_PLAIN || op < AKX_USER_OP_FIRST) {
-    const akx__instance_key key = {family, src, kind == AKX__KIND_SCAN ? dst : AKX_DTYPE_AUTO,
-                                   kind == AKX__KIND_PLAIN ? AKX_DTYPE_AUTO : acc, op};
+  if (akx__family_kind(family) == AKX__KIND_PLAIN || op < AKX_USER_OP_FIRST) {
+    const akx__instance_key key = akx__builtin_instance_key(family, src, dst, acc, op);
     return akx__instance_generate(&key, in);
   }
   const akx__user_op *u = akx__user_op_find(ctx, (akx_op)op);
   if (!u) return akx__fail(AKX_ERROR_INTERNAL, "a plan names op %d, which is no user op of its context", (int)op);
-  char *prelude = nullptr;
-  AKX_TRY(akx__user_op_prelude(&u->desc, &prelude));
-  char op_cxx[96], acc_cxx[128];
-  const char *d = dst == AKX_DTYPE_AUTO ? "void" : akx__dtype_cxx_name((akx_dtype)dst);
-  snprintf(op_cxx, sizeof op_cxx, "::akx::user_op<::akx_user::fns, %s>", d ? d : "void");
-  snprintf(acc_cxx, sizeof acc_cxx, "%s::value", op_cxx);
-  const akx__instance_key key = {family, src, dst, AKX_DTYPE_AUTO, 0};
-  const akx__instance_op uop = {prelude, op_cxx, acc_cxx};
-  const akx_status s = akx__instance_generate_op(&key, &uop, in);
-  free(prelude);
-  return s;
+  return akx__user_op_instance(u, family, (akx_dtype)src, (akx_dtype)dst, in);
 }
-
 
 // The families' kernel sets over a module (their kernels found by key, each key checked at
 // compile time against the family list's: in_family).

@@ -39,10 +39,15 @@ akx_status akx__unit_with_entry(int family, const akx__instance *in, const char 
   return AKX_SUCCESS;
 }
 
-akx_status akx__builtin_unit_text(int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op, char **text) {
+akx__instance_key akx__builtin_instance_key(int family, int32_t src, int32_t dst, int32_t acc, int32_t op) {
   const akx__family_kind_t kind = akx__family_kind(family);
   const akx__instance_key key = {family, src, kind == AKX__KIND_SCAN ? dst : AKX_DTYPE_AUTO,
                                  kind == AKX__KIND_PLAIN ? AKX_DTYPE_AUTO : acc, op};
+  return key;
+}
+
+akx_status akx__builtin_unit_text(int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op, char **text) {
+  const akx__instance_key key = akx__builtin_instance_key(family, src, dst, acc, op);
   akx__instance in;
   AKX_TRY(akx__instance_generate(&key, &in));
   const akx_status s = akx__unit_with_entry(family, &in, "", text);

@@ -17,6 +17,10 @@ extern "C" {
  * a user op's acc. op: a built-in akx_op or a user op's id. */
 akx__entry_key akx__builtin_entry_key(int32_t target, int family, int32_t src, int32_t dst, int32_t acc, int32_t op);
 
+/* The instance key of a built-in combination's unit (src/jit/instance.h): the dst of a scan
+ * only, the accumulator of a family that has one. */
+akx__instance_key akx__builtin_instance_key(int family, int32_t src, int32_t dst, int32_t acc, int32_t op);
+
 /* The unit of one combination: the one instance generator's text (src/jit/instance.h) and an
  * entry akx_unit_entry, an akx__launcher (src/launch/kernel_entries.h: the plan as const void *)
  * that calls the family's host launcher (the sim's). */

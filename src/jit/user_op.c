@@ -124,8 +124,8 @@ akx_status akx__user_op_prelude(const akx_user_op_desc *d, char **text) {
   return done(&fns, text);
 }
 
-akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
-                                  char **text) {
+akx_status akx__user_op_instance(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
+                                 akx__instance *in) {
   char *prelude = NULL;
   AKX_TRY(akx__user_op_prelude(&op->desc, &prelude));
   char op_cxx[96], acc_cxx[128];
@@ -133,20 +133,26 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
   snprintf(acc_cxx, sizeof acc_cxx, "%s::value", op_cxx);
   const akx__instance_key key = {family, src, dst, AKX_DTYPE_AUTO, 0};
   const akx__instance_op uop = {prelude, op_cxx, acc_cxx};
-  akx__instance in;
-  akx_status s = akx__instance_generate_op(&key, &uop, &in);
+  const akx_status s = akx__instance_generate_op(&key, &uop, in);
   free(prelude);
-  AKX_TRY(s);
+  return s;
+}
+
+akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
+                                  char **text) {
+  akx__instance in;
+  AKX_TRY(akx__user_op_instance(op, family, src, dst, &in));
   /* A store-less op folds into a reduction's dst only when its accumulator converts from
    * dst's type: refused here, on the host, before anything launches. */
   char check[640] = "";
   if (akx__family_kind(family) == AKX__KIND_REDUCE && dst != AKX_DTYPE_AUTO)
     snprintf(check, sizeof check,
-             "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<%s::acc, ::akx::user_type<%s>::type>::value)\n"
+             "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<::akx::user_op<::akx_user::fns, "
+             "%s>::acc, ::akx::user_type<%s>::type>::value)\n"
              "    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, \"opts->fold: the op's accumulator (%s) cannot be made "
              "from dst's previous value (%s)\");\n",
-             op_cxx, cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
-  s = akx__unit_with_entry(family, &in, check, text);
+             cxx_type(dst), cxx_type(dst), op->desc.acc_type, akx_dtype_name(dst));
+  const akx_status s = akx__unit_with_entry(family, &in, check, text);
   akx__instance_free(&in);
   return s;
 }

@@ -36,6 +36,11 @@ akx_status akx__user_op_probe_text(const akx_user_op_desc *d, char **text);
  * namespace akx_user and its functions' struct, akx_user::fns (the prelude of
  * akx__instance_generate_op, src/jit/instance.h), for every compiler: nvcc, NVRTC, the sim's. */
 akx_status akx__user_op_prelude(const akx_user_op_desc *d, char **text);
+/* The one instance generator's text of the op's kernels of one family for (src, dst): its
+ * prelude, and the op's functor and accumulator in the kernels' place (src/jit/instance.h). The
+ * sim's unit (akx__user_op_unit_text) adds its entry; the CUDA backend compiles it as it is. */
+akx_status akx__user_op_instance(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
+                                 akx__instance *in);
 akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype src, akx_dtype dst,
                                   char **text);
 

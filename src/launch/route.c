@@ -7,7 +7,9 @@
 #include "kernel_entries.h"
 #include "user_op.h"
 
-int akx__combination_prebuilt(akx_backend backend, const akx__combination *c) {
+/* Whether the backend's prebuilt set holds the combination (kernels/akx/dtypes.cuh: the prebuilt
+ * sets). A user op's is never prebuilt; a family without accumulator and op (findall) always is. */
+static int combination_prebuilt(akx_backend backend, const akx__combination *c) {
   if (c->op >= AKX_USER_OP_FIRST) return 0;
   switch (akx__family_kind(c->family)) {
     case AKX__KIND_REDUCE:
@@ -24,9 +26,9 @@ int akx__combination_prebuilt(akx_backend backend, const akx__combination *c) {
  * (cudaLibraryLoadData), at its first use: work a capture cannot hold (a load may synchronize
  * the context and is not a node of the graph). While the stream captures, a call whose unit is
  * not loaded yet is refused before anything changes; once the same call ran outside the
- * capture, its unit is in the table of run-time entries and the call is captured as any. */
+ * capture, its unit is in the table of run-time entries and the call is captured as any.
+ * Called for a unit the table does not hold. */
 static akx_status refuse_first_use_in_capture(const akx_context *ctx, const akx__entry_key *key) {
-  if (akx__entry_find(key)) return AKX_SUCCESS;
   int capturing = 0;
   AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
   if (!capturing) return AKX_SUCCESS;
@@ -42,7 +44,7 @@ akx_status akx__route(const akx_context *ctx, const akx__combination *c, akx__en
   entry->prebuilt = NULL;
   entry->unit = NULL;
   const akx_backend b = ctx->be->kind;
-  if (c->op < AKX_USER_OP_FIRST && akx__prebuilt_serves(ctx, akx__combination_prebuilt(b, c)))
+  if (c->op < AKX_USER_OP_FIRST && akx__prebuilt_serves(ctx, combination_prebuilt(b, c)))
     return akx__prebuilt_launcher(b, c, &entry->prebuilt);
   if (c->op >= AKX_USER_OP_FIRST && !akx__user_op_find(ctx, (akx_op)c->op))
     return akx__fail(AKX_ERROR_INTERNAL, "a %s call names op %d, which is no user op of its context",
@@ -50,6 +52,8 @@ akx_status akx__route(const akx_context *ctx, const akx__combination *c, akx__en
   /* The key of the unit: the CUDA backend's per architecture, the sim's 0. */
   const int32_t arch = b == AKX_BACKEND_CUDA ? akx__context_arch(ctx) : 0;
   const akx__entry_key key = akx__builtin_entry_key(arch, c->family, c->src, c->dst, c->acc, c->op);
+  /* Loaded before: the table of run-time entries answers (every call after a unit's first). */
+  if ((entry->unit = akx__entry_find(&key))) return AKX_SUCCESS;
   AKX_TRY(refuse_first_use_in_capture(ctx, &key));
   return ctx->be->runtime_unit(ctx, c, &entry->unit);
 }

@@ -10,10 +10,6 @@
 extern "C" {
 #endif
 
-/* Whether the backend's prebuilt set holds the combination (kernels/akx/dtypes.cuh: the prebuilt
- * sets). A user op's is never prebuilt; a family without accumulator and op (findall) always is. */
-int akx__combination_prebuilt(akx_backend backend, const akx__combination *c);
-
 /* Where a launch of c on ctx takes its kernels, compiling (NVRTC on CUDA, the host compiler
  * on the sim) and loading a run-time unit where the prebuilt kernels do not serve (a combination
  * outside the prebuilt set, a user op, AKX_KERNELS=runtime, AKX_PREBUILT=OFF, a device without

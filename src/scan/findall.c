@@ -66,7 +66,7 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
 static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
                                  int64_t *count, const akx_findall_piece_t *piece) {
   akx__findall_plan p;
-  size_t ws_bytes;
+  size_t ws_bytes = 0;
   AKX_TRY(findall_plan(ctx, src, indices, count, piece, 1, &p, &ws_bytes));
   AKX_TRY(akx__refuse_if_capturing(ctx, "akx_findall",
                                    "the count comes back to the host (the call copies it and "
@@ -113,7 +113,7 @@ akx_status akx_findall_piece(akx_context *ctx, const akx_array *src, const akx_a
 akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src, const akx_array *indices,
                                       size_t *bytes) {
   akx__findall_plan p;
-  size_t ws;
+  size_t ws = 0;
   AKX_TRY(findall_plan(ctx, src, indices, NULL, NULL, 0, &p, &ws));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   *bytes = ws;
