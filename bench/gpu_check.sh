@@ -48,10 +48,15 @@
 #   api-calls      tests/cuda/api_calls_probe.c: the CUDA API calls of one warm call, and host
 #                  microseconds per call over 1000, of each family at 2^10 and 2^16
 #                                                                      ~1-3 s       limit 10 s
+#   mixed          tests/cuda/mixed_probe.cu: a program's mix of every family on one context
+#                  (sum, split dims, columns dims, scan, findall, sum, scan) at 10^4..10^6,
+#                  100 rounds, values checked, median us per call beside CUB's DeviceScan
+#                  and DeviceSelect::Flagged (the sim's launch counts of the same sequence:
+#                  tests/test_steady_state.c)                         ~3-6 s       limit 10 s
 #   sim-kernels    akx-bench --quick on the sim, counters per kernel   ~5 s         limit 10 s
 #   ncu            the --quick cases under Nsight Compute, beside the sim's counters
-#                  (bench/ncu_compare.py), where ncu reads counters   ~20-30 s     limit 35 s
-# The stages that time host work (bench, no-pdl, api-calls) run after the background build is
+#                  (bench/ncu_compare.py), where ncu reads counters   ~20-30 s     limit 25 s
+# The stages that time host work (bench, no-pdl, api-calls, mixed) run after the background build is
 # over. Expected in all about 6-8 minutes; the limits add up to 580 s (checked before anything
 # runs), so a device call with timeout_s 600 always returns the summary. A stage past its limit
 # is killed and recorded as failed, and the next one runs.
@@ -66,7 +71,7 @@
 # OUT_DIR receives summary.txt (one line per stage), build.log, build-arch80.log,
 # sim-vs-gpu.log, ctest.log, pdl-sm90.log, capture.log, legacy-stream.log, two-threads.log,
 # runtime-suite.log, pdl-arch80.log, bench.txt, bench.csv, bench.json (JSON Lines),
-# bench-no-pdl.csv, api-calls.log, bench.png (where gnuplot is installed), ncu.csv +
+# bench-no-pdl.csv, api-calls.log, mixed.log, bench.png (where gnuplot is installed), ncu.csv +
 # ncu-compare.txt (or a line saying why not), sim-kernels.csv.
 # DEBS_DIR (default: .debs, then bench/debs, in the checkout): the machine's image has CMake,
 # ninja and the toolkit but maybe neither Criterion nor Boost.Context. Their .deb files are
@@ -93,7 +98,8 @@ set -euo pipefail
 : "${AKX_GPU_NO_PDL_TIMEOUT:=15}"
 : "${AKX_GPU_API_CALLS_TIMEOUT:=10}"
 : "${AKX_GPU_SIM_TIMEOUT:=10}"
-: "${AKX_GPU_NCU_TIMEOUT:=35}"
+: "${AKX_GPU_MIXED_TIMEOUT:=10}"
+: "${AKX_GPU_NCU_TIMEOUT:=25}"
 # The compute_80 build of stage pdl-arch80 (see above; "80" builds the sm_80 cubin as well, at
 # twice the compile time, which an H200 never runs).
 : "${AKX_GPU_ARCH80:=80-virtual}"
@@ -111,6 +117,7 @@ STAGES=(
   "bench $AKX_GPU_BENCH_TIMEOUT"
   "no-pdl $AKX_GPU_NO_PDL_TIMEOUT"
   "api-calls $AKX_GPU_API_CALLS_TIMEOUT"
+  "mixed $AKX_GPU_MIXED_TIMEOUT"
   "sim-kernels $AKX_GPU_SIM_TIMEOUT"
   "ncu $AKX_GPU_NCU_TIMEOUT"
 )
@@ -438,6 +445,13 @@ if [ "$tests" = ON ]; then
   [ "$dry_run" = 1 ] || cat "$out/api-calls.log"
 else
   skip api-calls "no Criterion (the probes are built with the tests)"
+fi
+# The mix of every family on one context, beside CUB's scan and select.
+if [ "$tests" = ON ]; then
+  step mixed mixed.log "$probes/akx_mixed_probe" 100
+  [ "$dry_run" = 1 ] || cat "$out/mixed.log"
+else
+  skip mixed "no Criterion (the probes are built with the tests)"
 fi
 
 # ---- Nsight Compute beside the sim ------------------------------------------------------------

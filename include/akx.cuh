@@ -116,17 +116,20 @@ struct functor_call {
   int64_t smem;  // the runs' dynamic shared memory (akx__scan_tile_shared)
   static akx_status run(void *stream, void *ws, void *arg) {
     using Acc = typename functor_traits<F, T>::Acc;
+    using Node = typename functor_traits<F, T, Segmented>::S::T;
     auto *c = static_cast<functor_call *>(arg);
     const scan_layout layout = scan_layout::make(AKX__SCAN_LAYOUT_CONFLICT_FREE, c->ipt, (int32_t)sizeof(Acc));
     const size_t smem = (size_t)c->smem;
     if (Reduce) c->pol.result = reinterpret_cast<Acc *>(ws);
     void *status = static_cast<char *>(ws) + 64;
     // The workspace of akx_context_run holds anything: the status is reset, and the call takes
-    // epoch 1 (kernels/akx/lookback.cuh: any epoch but the reset's 0).
+    // epoch 1 (kernels/akx/lookback.cuh: any epoch but the reset's 0). Its nodes follow its
+    // flags (a status on a buffer of its own).
     AKX_TRY((scan_kernels<void, void, void, void>{}.init(status, c->tiles, stream)));
     return AKX_LAUNCH(Segmented ? scan_slices_info : scan_tile_info,
                       (scan_tile_kernel<functor_policy<F, T, Reduce, Segmented>>), dim3((unsigned)c->tiles),
-                      dim3(256u), smem, stream, c->pol, status, c->tiles, c->ipt, layout, 1u, c->tiles);
+                      dim3(256u), smem, stream, c->pol, status, c->tiles, c->ipt, layout, 1u,
+                      (int64_t)lookback_status<Node>::nodes_offset(c->tiles));
   }
 };
 

@@ -78,6 +78,92 @@ static void run(int shared) {
 Test(threads, one_context_shared_by_threads, .timeout = 240) { run(1); }
 Test(threads, a_context_per_thread, .timeout = 240) { run(0); }
 
+/* Threads sharing one context, each running another family (a scan, a findall, a split dims
+ * reduction, a whole-array sum), so that every call finds the workspace as another family
+ * left it: each family's tags must survive the others' calls (docs/workspace.md). Every value
+ * checked exactly (small integers). */
+typedef struct {
+  akx_context *ctx;
+  int family;
+  int failures;
+  char why[256];
+} family_worker;
+
+static void *work_family(void *arg) {
+  family_worker *w = arg;
+  akx_context *ctx = w->ctx;
+  for (int call = 0; call < 12 && !w->failures; call++) {
+    const int64_t n = 20000 + (int64_t)((w->family * 7919 + call * 104729) % 60000);
+    int32_t *h = malloc((size_t)n * sizeof *h);
+    int64_t *got = malloc((size_t)n * sizeof *got);
+    for (int64_t i = 0; i < n; i++) h[i] = (int32_t)((i * 31 + call) % 7) - 3;
+    void *src = NULL, *dst = NULL;
+    akx_status s = akx_malloc(ctx, &src, (size_t)n * sizeof *h);
+    if (s == AKX_SUCCESS) s = akx_malloc(ctx, &dst, (size_t)n * sizeof(int64_t));
+    if (s == AKX_SUCCESS) s = akx_memcpy(ctx, src, h, (size_t)n * sizeof *h, AKX_COPY_HOST_TO_DEVICE);
+    const akx_array v = akx_vector(src, AKX_INT32, n);
+    int64_t bad = -1, want = 0, value = 0;
+    if (s == AKX_SUCCESS && w->family == 0) { /* an int64 scan of the int32 source */
+      const akx_array d = akx_vector(dst, AKX_INT64, n);
+      s = akx_scan(ctx, &d, &v, AKX_OP_ADD, 0, NULL);
+      if (s == AKX_SUCCESS) s = akx_memcpy(ctx, got, dst, (size_t)n * sizeof *got, AKX_COPY_DEVICE_TO_HOST);
+      for (int64_t i = 0; i < n && s == AKX_SUCCESS && bad < 0; i++)
+        if (got[i] != (want += h[i])) bad = i, value = got[i];
+    } else if (s == AKX_SUCCESS && w->family == 1) { /* findall */
+      int64_t count = -1, k = 0;
+      const akx_array ix = akx_vector(dst, AKX_INT64, n);
+      s = akx_findall(ctx, &v, &ix, &count);
+      if (s == AKX_SUCCESS) s = akx_memcpy(ctx, got, dst, (size_t)count * sizeof *got, AKX_COPY_DEVICE_TO_HOST);
+      for (int64_t i = 0; i < n && s == AKX_SUCCESS && bad < 0; i++) {
+        if (h[i] == 0) continue;
+        if (k >= count || got[k] != i) bad = i, value = k < count ? got[k] : -1;
+        ++k;
+      }
+      for (int64_t i = 0; i < n; i++) want += h[i] != 0;
+      if (s == AKX_SUCCESS && bad < 0 && count != want) bad = n, value = count;
+    } else if (s == AKX_SUCCESS && w->family == 2) { /* sums of n/1000 rows of 1000: split */
+      const int64_t rows = n / 1000, sshape[2] = {rows, 1000}, dshape[2] = {rows, 1};
+      const akx_array m = akx_array_c(src, AKX_INT32, 2, sshape), d = akx_array_c(dst, AKX_INT64, 2, dshape);
+      s = akx_reduce_dims(ctx, &d, &m, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL);
+      if (s == AKX_SUCCESS) s = akx_memcpy(ctx, got, dst, (size_t)rows * sizeof *got, AKX_COPY_DEVICE_TO_HOST);
+      for (int64_t r = 0; r < rows && s == AKX_SUCCESS && bad < 0; r++) {
+        want = 0;
+        for (int64_t j = 0; j < 1000; j++) want += h[r * 1000 + j];
+        if (got[r] != want) bad = r, value = got[r];
+      }
+    } else if (s == AKX_SUCCESS) { /* a whole-array sum over several blocks */
+      for (int64_t i = 0; i < n; i++) want += h[i];
+      s = akx_mapreduce(ctx, &v, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &value, AKX_HOST);
+      if (s == AKX_SUCCESS && value != want) bad = 0;
+    }
+    if (s != AKX_SUCCESS || bad >= 0) {
+      snprintf(w->why, sizeof w->why, "family %d call %d n %lld: %s, at %lld: %lld (%s)", w->family, call,
+               (long long)n, akx_status_string(s), (long long)bad, (long long)value, akx_last_error());
+      w->failures++;
+    }
+    akx_free(ctx, src);
+    akx_free(ctx, dst);
+    free(h);
+    free(got);
+  }
+  return NULL;
+}
+
+Test(threads, one_context_shared_by_threads_of_every_family, .timeout = 240) {
+  akx_context *ctx = tfx_open();
+  family_worker w[4];
+  pthread_t t[4];
+  memset(w, 0, sizeof w);
+  for (int i = 0; i < 4; i++) {
+    w[i].ctx = ctx;
+    w[i].family = i;
+    cr_assert_eq(pthread_create(&t[i], NULL, work_family, &w[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++) cr_expect_eq(w[i].failures, 0, "%s", w[i].why);
+  tfx_close(ctx);
+}
+
 /* Two contexts on two threads run the same scan kernel (float64) with tiles over 48 KiB of
  * different sizes (256 x 24 and 256 x 64 items: 48 and 128 KiB of runs, plus scratch). The
  * dynamic shared memory attribute belongs to the kernel for the whole process: set per launch

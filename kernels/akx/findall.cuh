@@ -90,7 +90,7 @@ struct findall_kernels {
                       dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
                       findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
                       scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)), p.epoch,
-                      p.status_slots);
+                      p.nodes_at);
   }
 };
 
@@ -99,7 +99,7 @@ akx_status findall_launch_with(const akx__findall_plan &p, const K &k, void *str
   if (p.n == 0) return AKX_SUCCESS;
   // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp); the
   // status is reset only when it may hold foreign bytes (kernels/akx/lookback.cuh).
-  if (p.reset_status) AKX_TRY(k.init(p.status, p.tiles, stream));
+  if (p.reset_status) AKX_TRY(k.init(p.status, p.reset_flags, stream));
   return k.tile(p, stream);
 }
 

@@ -20,15 +20,19 @@
 //
 // Status (workspace): a ticket, counters, one flag and one node per tile. A node is stored
 // plainly, then its flag with st_release; readers ld_acquire the flag before reading the node
-// (kernels/akx/device.cuh's rules).
+// (kernels/akx/device.cuh's rules). The header and the flags are the workspace's tags, where no
+// other family writes (src/core/workspace.c, "The regions"): the header at the buffer's start,
+// the flags after it; the nodes lie in the call's scratch, overwritten by any other call (a
+// node is read only under a flag of the call's own epoch).
 //
 // No reset between calls (docs/scan_tiles.md, "One launch per call"): a flag holds the epoch
 // of the call that published it, and a tile takes a node only when its flag holds its own
 // call's epoch, so the flags an earlier call left behind read as "not yet". The host gives
 // every call a new epoch (src/core/workspace.c, akx__workspace_lookback) and launches the
 // reset kernel below only when the flags may hold bytes that are not an earlier epoch or 0
-// (another family's use, a failed call; a new, grown or caller-set workspace is zeroed by a
-// memset instead) or the epoch wrapped.
+// (a failed call, a caller's buffer too small to keep them beside another family's tags; a
+// new, grown, caller-set or widened workspace is zeroed by a memset instead) or the epoch
+// wrapped (then every flag of the layout).
 // The ticket is put back to 0 by the tile that draws the last one (scan_tile_body).
 #pragma once
 #include "akx/block_limits.h"
@@ -52,17 +56,20 @@ struct lookback_status {
   uint32_t *flags;  // tiles
   T *nodes;         // tiles, 16-byte aligned
 
-  AKX_HD_INLINE static size_t bytes(int64_t tiles) {
-    return nodes_offset(tiles) + (size_t)tiles * sizeof(T);
-  }
-  AKX_HD_INLINE static size_t nodes_offset(int64_t tiles) {
-    return (sizeof(lookback_header) + (size_t)tiles * 4 + 15) / 16 * 16;
-  }
-  AKX_HD_INLINE static lookback_status at(void *ws, int64_t tiles) {
+  // The status in a workspace: the header at ws, the flags after it, the nodes nodes_at bytes
+  // from ws (16-byte aligned; src/core/workspace_regions.h places them in the call's scratch).
+  AKX_HD_INLINE static lookback_status at(void *ws, int64_t nodes_at) {
     char *b = static_cast<char *>(ws);
     return lookback_status{reinterpret_cast<lookback_header *>(b),
                            reinterpret_cast<uint32_t *>(b + sizeof(lookback_header)),
-                           reinterpret_cast<T *>(b + nodes_offset(tiles))};
+                           reinterpret_cast<T *>(b + nodes_at)};
+  }
+  // A status on a buffer of its own (tests/test_lookback.cpp): the nodes right after the flags.
+  AKX_HD_INLINE static size_t nodes_offset(int64_t tiles) {
+    return (sizeof(lookback_header) + (size_t)tiles * 4 + 15) / 16 * 16;
+  }
+  AKX_HD_INLINE static size_t bytes(int64_t tiles) {
+    return nodes_offset(tiles) + (size_t)tiles * sizeof(T);
   }
 };
 

@@ -158,10 +158,12 @@ typedef struct {
   /* columns kernels: n split into `chunks` of chunk_len (1 chunk: one pass) */
   int64_t chunks, chunk_len;
   int32_t shape;        /* akx__scan_shape */
-  void *status;         /* workspace (kernels/akx/lookback.cuh, or the columns' chunk carries) */
+  void *status;         /* tile kernels: the workspace's start (kernels/akx/lookback.cuh's header,
+                           then its flags); columns kernels: the chunk carries */
   uint32_t epoch;       /* tile kernels: the call's epoch (kernels/akx/lookback.cuh) */
   int32_t reset_status; /* tile kernels: the status may hold foreign bytes: reset it first */
-  int64_t status_slots; /* tile kernels: flags in the status (>= tiles), the nodes after them */
+  int64_t reset_flags;  /* tile kernels: the flags the reset zeroes (>= tiles) */
+  int64_t nodes_at;     /* tile kernels: the nodes' byte offset from status (its scratch) */
   /* columns kernels, a piece of longer sequences (akx_scan_piece, src/scan/scan_piece.c): */
   int64_t index_base;   /* the index along the scanned dim of the piece's first element: a user
                            op's map sees i + index_base */
@@ -204,10 +206,12 @@ typedef struct {
   int32_t block_size, items_per_thread, layout;
   int64_t tiles;
   int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
-  void *status;           /* workspace (kernels/akx/lookback.cuh); the count at its head */
+  void *status;           /* the workspace's start (kernels/akx/lookback.cuh's header, the
+                             count in it, then the flags) */
   uint32_t epoch;         /* the call's epoch (kernels/akx/lookback.cuh) */
   int32_t reset_status;   /* the status may hold foreign bytes: reset it first */
-  int64_t status_slots;   /* flags in the status (>= tiles), the nodes after them */
+  int64_t reset_flags;    /* the flags the reset zeroes (>= tiles) */
+  int64_t nodes_at;       /* the nodes' byte offset from status (its scratch) */
   akx__positions positions; /* a piece's (akx_findall_piece); zero: the positions are src's */
 } akx__findall_plan;
 

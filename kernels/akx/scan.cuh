@@ -14,10 +14,10 @@ namespace akx {
 template <class P>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
 void scan_tile_kernel(P p, void *status, int64_t tiles, int32_t ipt, scan_layout layout, uint32_t epoch,
-                      int64_t slots) {
+                      int64_t nodes_at) {
   grid_dependency_wait();  // PDL (kernels/akx/device.cuh): before the first global access
   grid_dependents_launch();
-  scan_tile_body(p, status, tiles, ipt, layout, epoch, slots);
+  scan_tile_body(p, status, tiles, ipt, layout, epoch, nodes_at);
 }
 
 // scan_policy<Src, Dst, S> as bytes: the fields before the result rule, the result rule
@@ -69,7 +69,7 @@ AKX_HD_INLINE unsigned scan_init_blocks(int64_t tiles) {
 template <class Src, class Dst, class Acc, class Op>
 struct scan_kernels {
   akx_status init(void *status, int64_t tiles, void *stream) const {
-    const lookback_status<lookback_header> st = lookback_status<lookback_header>::at(status, tiles);
+    const lookback_status<lookback_header> st = lookback_status<lookback_header>::at(status, 0);
     return AKX_LAUNCH((resourced<void, void, void, void>(scan_init_info)), scan_init<lookback_header>,
                       dim3(scan_init_blocks(tiles)), dim3(256), 0, stream, st.head, st.flags, tiles);
   }
@@ -81,12 +81,12 @@ struct scan_kernels {
                                               p.items_per_thread)),
                         (scan_tile_kernel<scan_policy<Src, Dst, seg_scan<Op, Acc>>>), grid, block,
                         (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, seg_scan<Op, Acc>>::from_plan(p),
-                        p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
+                        p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
     return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_tile_info), scan_load_batch<Acc>,
                                             p.items_per_thread)),
                       (scan_tile_kernel<scan_policy<Src, Dst, plain_scan<Op, Acc>>>), grid, block,
                       (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
-                      p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
+                      p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
   }
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *stream) const {
     scan_result<plain_scan<Op, Acc>> result;
@@ -113,7 +113,7 @@ akx_status scan_launch_with(const akx__scan_plan &p, const K &k, void *stream) {
       // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp). The
       // status is reset only when the workspace may hold foreign bytes there
       // (kernels/akx/lookback.cuh): otherwise the call is the tile launch alone.
-      if (p.reset_status) AKX_TRY(k.init(p.status, p.tiles, stream));
+      if (p.reset_status) AKX_TRY(k.init(p.status, p.reset_flags, stream));
       return k.tile(p.shape == AKX__SCAN_SLICES, p, stream);
     case AKX__SCAN_COLUMNS: {
       const int64_t threads = p.slices * p.chunks;

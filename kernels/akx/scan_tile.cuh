@@ -115,10 +115,10 @@ struct scan_policy {
 };
 
 // epoch: the call's (kernels/akx/lookback.cuh): the status needs no reset between calls;
-// slots >= tiles: the flags the status holds, the nodes after them (lookback_status::at).
+// status: the workspace's start, the nodes nodes_at bytes after it (lookback_status::at).
 template <class P>
 AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t ipt,
-                               scan_layout layout, uint32_t epoch, int64_t slots) {
+                               scan_layout layout, uint32_t epoch, int64_t nodes_at) {
   using S = typename P::scan;
   using T = typename S::T;
   using Acc = typename S::value_type;
@@ -126,7 +126,7 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   AKX_SHARED(T, scratch, block_scan_scratch + 1);
   AKX_SHARED(unsigned long long, ticket, 1);
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x;
-  const lookback_status<T> st = lookback_status<T>::at(status, slots);
+  const lookback_status<T> st = lookback_status<T>::at(status, nodes_at);
   if (tid == 0) {
     const unsigned long long mine = atomicAdd(&st.head->ticket, 1ull);
     // The last ticket: every tile of the launch has drawn its own (one atomic word, one

@@ -9,6 +9,7 @@
 #include "akx/plan.h"
 #include "device_profile.h"
 #include "families.h"
+#include "workspace_regions.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -72,16 +73,18 @@ struct akx_context {
     int held;
     uintptr_t held_lo, held_hi;
     struct akx_context *next_holder;
-    /* The look-back status at the buffer's start (kernels/akx/lookback.cuh) as the last call
-     * left it (src/core/workspace.c, akx__workspace_lookback): the last call's epoch, and
-     * status_tiles > 0 when the header's ticket is 0 and flags [0, status_tiles) hold 0 or
-     * an epoch since the last reset; 0 when the bytes there may be anything. */
+    /* The buffer's regions (src/core/workspace.c, "The regions"): the tags' layout, what is
+     * known of them (the header's ticket is 0; flags [0, flags_known) hold 0 or an earlier
+     * epoch; tickets [0, tickets_zero) are 0), the last look-back call's epoch, and whether
+     * the buffer is still all zeros (set or grown, no call since). */
+    akx__ws_layout layout;
+    int header_zero;
+    int64_t flags_known, tickets_zero;
     uint32_t epoch;
-    int64_t status_tiles;
-    /* The buffer's first zero_bytes bytes are 0: the tickets the calls put back to 0 (the
-     * scans' and the whole-array reduction's 8-byte word, a split dims reduction's column
-     * tickets: akx__workspace_ticket). */
-    size_t zero_bytes;
+    int zeroed;
+    /* Calls that could not trust their tags (a look-back reset, a reduction's second pass
+     * taken for its tickets) or widened the layout (a memset): a statistic for tests. */
+    int64_t resets;
     /* A call used this buffer while the stream captured a graph: every replay writes it again
      * (its epoch, its nodes, its ticket) between the context's later calls, so from then on
      * the status and the ticket are never trusted (a reset, the two-launch reduction). */

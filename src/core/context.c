@@ -176,7 +176,7 @@ akx_status akx__context_reread_settings(akx_context *ctx) {
   /* A new starting epoch may be one the status already holds: the next scan resets it. */
   if (s.lookback_epoch != ctx->settings.lookback_epoch) {
     ctx->ws.epoch = s.lookback_epoch;
-    ctx->ws.status_tiles = 0;
+    ctx->ws.flags_known = 0;
   }
   ctx->settings = s;
   akx__unlock(ctx);

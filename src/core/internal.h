@@ -129,32 +129,33 @@ int32_t akx__fold_dims(int32_t nd, int64_t *shape, int64_t *const *strides, int3
 akx_status akx__context_reread_settings(akx_context *ctx);
 
 /* ---- workspace (src/core/workspace.c) ---- */
-/* A device buffer of at least `bytes` for this call: the caller's (too small:
- * AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the stream
- * captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
+/* Scratch of at least `bytes` for this call, after the buffer's tags: the caller's buffer (too
+ * small: AKX_ERROR_WORKSPACE_TOO_SMALL) or the context's cache, grown if needed (while the
+ * stream captures a graph: AKX_ERROR_UNSUPPORTED instead of growing). */
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr);
-/* The look-back status of a scan or findall (kernels/akx/lookback.cuh) at the start of the
- * buffer akx__workspace would give (`bytes`: akx__lookback_bytes of `tiles`): the call's
- * epoch, whether its status must be reset first (the reset kernel), and the flags the status
- * keeps (slots >= tiles: the nodes start after them). akx__workspace_lookback_done after the
- * call's launch completed: the next call may trust the status. */
+/* A call's bytes of the buffer (src/core/workspace.c, "The regions"): the header, its flags
+ * and tickets where no other family writes, its scratch after them. */
 typedef struct {
-  void *status;
-  uint32_t epoch;
-  int32_t reset;
-  int64_t slots;
-} akx__lookback_call;
-akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call);
-void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call);
-/* A workspace with tickets in its first ticket_bytes (a whole-array reduction's one word, a
- * split dims reduction's one per column of blocks): *zero = 1 when they are known to be 0 (a
- * completed one-launch call left them so: the call finishes in one launch).
- * akx__workspace_ticket_done after a launch that left them at 0. */
-akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero);
-void akx__workspace_ticket_done(akx_context *ctx, size_t ticket_bytes);
-/* The end of the look-back status's header and flags (kernels/akx/lookback.cuh: a 64-byte
- * header, a 4-byte flag per tile); the nodes start at the next multiple of 16. */
-static inline size_t akx__lookback_flags_end(int64_t tiles) { return 64 + (size_t)tiles * 4; }
+  void *ptr;           /* the buffer's start: the 64-byte header */
+  uint32_t *flags;     /* the look-back's flags */
+  uint32_t *tickets;   /* the split dims reductions' tickets */
+  void *scratch;       /* need.scratch bytes, 256-byte aligned, anything in them */
+  uint32_t epoch;      /* a look-back call's epoch */
+  int32_t trusted;     /* the tags hold what the call may trust: no reset (look-back), tickets
+                        * at 0 (reductions: one launch) */
+  int64_t reset_flags; /* a look-back call not trusted: the flags the reset zeroes */
+  int64_t known_after; /* what *_done records */
+} akx__ws_grant;
+/* A scan's or findall's look-back status (need.tags.flags = tiles, header): the call's epoch,
+ * whether the reset kernel runs first. akx__workspace_lookback_done once the launch completed:
+ * the next call may trust the status. */
+akx_status akx__workspace_lookback(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g);
+void akx__workspace_lookback_done(akx_context *ctx, const akx__ws_grant *g);
+/* A whole-array reduction's ticket (need.tags.header, no tickets) or a split dims reduction's
+ * tickets (need.tags.tickets): trusted when known to be 0 (one launch).
+ * akx__workspace_tickets_done after a launch that left them at 0. */
+akx_status akx__workspace_tickets(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g);
+void akx__workspace_tickets_done(akx_context *ctx, const akx__ws_need *need, const akx__ws_grant *g);
 /* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.
  * Refuses (nothing changed) a range another live context holds. */
 akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes);

@@ -122,116 +122,235 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
   ctx->ws.ptr = fresh;
   ctx->ws.bytes = grown;
   ctx->ws.allocations++;
-  ctx->ws.status_tiles = 0;
-  ctx->ws.zero_bytes = grown;
+  ctx->ws.resets++; /* the zeroing: every tag's reset state */
   ctx->ws.graphed = 0;
   return AKX_SUCCESS;
 }
 
-/* The buffer of at least `bytes`, grown if the context owns it; nothing written. */
-static akx_status take(akx_context *ctx, size_t bytes, void **ptr) {
-  *ptr = NULL;
-  if (bytes == 0) return AKX_SUCCESS;
-  int capturing = 0;
-  AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
-  if (ctx->ws.caller_owned) {
-    if (ctx->ws.bytes < bytes)
-      return akx__fail(AKX_ERROR_WORKSPACE_TOO_SMALL,
-                       "the workspace given to akx_context_set_workspace has %zu bytes; this call "
-                       "needs %zu (ask the *_workspace_size query)",
-                       ctx->ws.bytes, bytes);
-  } else if (ctx->ws.bytes < bytes) {
-    if (capturing)
-      return akx__fail(AKX_ERROR_UNSUPPORTED,
-                       "the context's stream is capturing a CUDA graph and this call needs %zu "
-                       "bytes of workspace, more than the context's cached workspace holds "
-                       "(%zu): growing it would allocate, synchronize and free during the "
-                       "capture; size the workspace before capturing (run the call once outside "
-                       "the capture, or hand the context a buffer of the size the call's "
-                       "*_workspace_size query returns with akx_context_set_workspace)",
-                       bytes, ctx->ws.bytes);
-    AKX_TRY(grow(ctx, bytes));
+/* ---- the regions ------------------------------------------------------------------------
+ *
+ * A buffer serves every family in turn, so a call's tags (the bytes it trusts from one call to
+ * the next) live where no other family writes (src/core/workspace_regions.h): the header (the
+ * ticket word the look-back calls and the whole-array reduction put back to 0), the look-back's
+ * flags (scans and findall: each holds the epoch of the call that published it), the split dims
+ * reductions' tickets (each put back to 0 by its column's last block), then the scratch that
+ * any call overwrites (partials, nodes, rows, akx_context_run's bytes). The buffer keeps one
+ * layout, the union of what the calls since it was zeroed asked for, so that a mix of families
+ * keeps every family's tags: a scan's flags survive a reduction, a split dims reduction's
+ * tickets survive a scan. One epoch counter serves both look-back families: every flag holds 0
+ * or an epoch drawn before the call's, whichever family drew it.
+ *
+ * What is known of the tags (ctx->ws): header_zero, flags_known (flags [0, flags_known) hold 0
+ * or an earlier epoch), tickets_zero (tickets [0, tickets_zero) are 0). A call forgets its own
+ * region while it runs and learns it back in *_done once its launch completed: a refused or
+ * interrupted call leaves a ticket past 0 or half of its flags, and the next call resets. The
+ * other regions keep what is known of them: the call never writes there. Still reset:
+ *  - a buffer that cannot hold both layouts (a caller's buffer sized for one call, or one the
+ *    capture holds): the call takes its own layout and every other tag is forgotten;
+ *  - the epoch's wrap (every flag of the layout back to 0: the flags of before the wrap would
+ *    match the epochs after it);
+ *  - a buffer a graph captured (ws.graphed): its replays write it between later calls;
+ *  - AKX_ONE_LAUNCH=0.
+ * A new or grown buffer and a caller's new buffer are zeroed (one memset), a widened layout's
+ * tags too: zeros are every tag's reset state. */
+
+akx__ws_placement akx__ws_place(size_t bytes, akx__ws_layout now, const akx__ws_need *need, int grow,
+                                akx__ws_layout *next) {
+  akx__ws_layout want = need->tags;
+  if (want.flags || want.tickets) want.header = 1;
+  if (now.flags || now.tickets) now.header = 1;
+  const int holds = (!want.header || now.header) && want.flags <= now.flags && want.tickets <= now.tickets;
+  /* A reserve is for a call that follows on the same buffer: on a cached buffer it is room
+   * after the layout's tags (so that the follower neither grows nor frees the buffer the
+   * first left its results in); a caller's buffer holds it as the query said. */
+#define RESERVED(L) (grow ? bytes >= akx__ws_tags_end(L) + need->reserve : bytes >= need->reserve)
+  if (holds && akx__ws_tags_end(now) + need->scratch <= bytes && RESERVED(now)) {
+    *next = now;
+    return AKX__WS_AS_LAID;
   }
-  if (capturing && !ctx->ws.caller_owned) ctx->ws.captured = 1;
-  if (capturing) ctx->ws.graphed = 1;
-  *ptr = ctx->ws.ptr;
-  return AKX_SUCCESS;
+  akx__ws_layout wide = now;
+  wide.header = now.header || want.header;
+  if (want.flags > wide.flags) wide.flags = want.flags;
+  if (want.tickets > wide.tickets) wide.tickets = want.tickets;
+  if (!holds && akx__ws_tags_end(wide) + need->scratch <= bytes && RESERVED(wide)) {
+    *next = wide;
+    return AKX__WS_WIDEN;
+  }
+  if (grow) {
+    *next = wide;
+    return AKX__WS_GROW;
+  }
+  if (akx__ws_tags_end(want) + need->scratch <= bytes && bytes >= need->reserve) {
+    *next = want;
+    return AKX__WS_OWN;
+  }
+#undef RESERVED
+  *next = now;
+  return AKX__WS_TOO_SMALL;
+}
+
+static void know_all(akx_context *ctx) {
+  ctx->ws.header_zero = ctx->ws.layout.header;
+  ctx->ws.flags_known = ctx->ws.layout.flags;
+  ctx->ws.tickets_zero = ctx->ws.layout.tickets;
+}
+
+static void forget_all(akx_context *ctx) {
+  ctx->ws.header_zero = 0;
+  ctx->ws.flags_known = 0;
+  ctx->ws.tickets_zero = 0;
 }
 
 /* On a GPU the workspace holds whatever the last call (or nobody) left there. The sim fills
- * [from, bytes) with poison at every call, so a kernel that trusts it to start as zeros, or
- * as the last call's values, reads visibly wrong values instead of passing by luck. */
-static void poison(const akx_context *ctx, void *ptr, size_t from, size_t bytes) {
-  if (ctx->be->kind == AKX_BACKEND_SIM && from < bytes)
-    memset((char *)ptr + from, akx__sim_poison_byte, bytes - from);
+ * [from, to) with poison, so a kernel that trusts it to start as zeros, or as the last call's
+ * values, reads visibly wrong values instead of passing by luck. */
+static void poison(const akx_context *ctx, void *ptr, size_t from, size_t to) {
+  if (ctx->be->kind == AKX_BACKEND_SIM && from < to) memset((char *)ptr + from, akx__sim_poison_byte, to - from);
+}
+
+/* The sim poisons the call's scratch and every tag not known, as a GPU may hold anything there. */
+static void poison_unknown(const akx_context *ctx, size_t scratch) {
+  const akx__ws_layout L = ctx->ws.layout;
+  const size_t end = akx__ws_tags_end(L);
+  char *b = ctx->ws.ptr;
+  if (end) {
+    if (!ctx->ws.header_zero) poison(ctx, b, 0, AKX__WS_HEADER_BYTES);
+    poison(ctx, b, akx__ws_flags_at(L) + 4 * (size_t)ctx->ws.flags_known, akx__ws_tickets_at(L));
+    poison(ctx, b, akx__ws_tickets_at(L) + 4 * (size_t)ctx->ws.tickets_zero, end);
+  }
+  poison(ctx, b, end, end + scratch);
+}
+
+static akx_status too_small(const akx_context *ctx, const akx__ws_need *need, int capturing) {
+  const size_t bytes = akx__ws_need_bytes(need);
+  if (ctx->ws.caller_owned)
+    return akx__fail(AKX_ERROR_WORKSPACE_TOO_SMALL,
+                     "the workspace given to akx_context_set_workspace has %zu bytes; this call "
+                     "needs %zu (ask the *_workspace_size query)",
+                     ctx->ws.bytes, bytes);
+  (void)capturing;
+  return akx__fail(AKX_ERROR_UNSUPPORTED,
+                   "the context's stream is capturing a CUDA graph and this call needs %zu "
+                   "bytes of workspace, more than the context's cached workspace holds "
+                   "(%zu): growing it would allocate, synchronize and free during the "
+                   "capture; size the workspace before capturing (run the call once outside "
+                   "the capture, or hand the context a buffer of the size the call's "
+                   "*_workspace_size query returns with akx_context_set_workspace)",
+                   bytes, ctx->ws.bytes);
+}
+
+/* Places the call (akx__ws_place) and carries the placement out; the grant's pointers. */
+static akx_status take(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g) {
+  memset(g, 0, sizeof *g);
+  int capturing = 0;
+  AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
+  akx__ws_layout next;
+  const akx__ws_placement how =
+      akx__ws_place(ctx->ws.bytes, ctx->ws.layout, need, !ctx->ws.caller_owned && !capturing, &next);
+  switch (how) {
+    case AKX__WS_TOO_SMALL: return too_small(ctx, need, capturing);
+    case AKX__WS_GROW: {
+      const size_t own = akx__ws_tags_end(next) + (need->scratch > need->reserve ? need->scratch : need->reserve);
+      AKX_TRY(grow(ctx, own));
+      ctx->ws.layout = next;
+      know_all(ctx); /* grow zeroed the buffer */
+      ctx->ws.zeroed = 0;
+      break;
+    }
+    case AKX__WS_WIDEN:
+      /* Zeros are every tag's reset state: one memset (none on a buffer still all zeros, as
+       * a caller's new one), then the wider layout is known. */
+      if (!ctx->ws.zeroed) {
+        AKX_TRY(ctx->be->zero(ctx, ctx->ws.ptr, akx__ws_tags_end(next)));
+        ctx->ws.resets++;
+      }
+      ctx->ws.layout = next;
+      know_all(ctx);
+      break;
+    case AKX__WS_OWN:
+      ctx->ws.layout = next;
+      if (ctx->ws.zeroed) know_all(ctx);
+      else forget_all(ctx);
+      break;
+    case AKX__WS_AS_LAID: break;
+  }
+  if (capturing && !ctx->ws.caller_owned) ctx->ws.captured = 1;
+  if (capturing) ctx->ws.graphed = 1;
+  ctx->ws.zeroed = 0; /* the call writes its scratch */
+  const akx__ws_layout L = ctx->ws.layout;
+  char *b = ctx->ws.ptr;
+  g->ptr = b;
+  g->flags = (uint32_t *)(b + akx__ws_flags_at(L));
+  g->tickets = (uint32_t *)(b + akx__ws_tickets_at(L));
+  g->scratch = b + akx__ws_tags_end(L);
+  poison_unknown(ctx, need->scratch);
+  return AKX_SUCCESS;
 }
 
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
   *ptr = NULL;
   if (bytes == 0) return AKX_SUCCESS;
-  AKX_TRY(take(ctx, bytes, ptr));
-  poison(ctx, *ptr, 0, bytes);
-  ctx->ws.status_tiles = 0; /* this call writes anything there */
-  ctx->ws.zero_bytes = 0;
+  const akx__ws_need need = {{0, 0, 0}, bytes, 0, 0};
+  akx__ws_grant g;
+  AKX_TRY(take(ctx, &need, &g));
+  *ptr = g.scratch;
   return AKX_SUCCESS;
 }
 
-/* The look-back status needs no reset between calls (kernels/akx/lookback.cuh): a call takes
- * the next epoch, and its tiles take only nodes whose flag holds it. That is right while
- * every flag the call reads holds 0 or the epoch of a call since the last reset, which all
- * differ from the new one: after completed scans or findalls on this buffer that kept at
- * least as many flags, with no other use of the buffer since, and no wrap of the epoch's 32
- * bits. Else the call resets the status first (reset = 1: the reset kernel, a second launch).
- * A call keeps the flags the buffer holds (slots) when its nodes still fit after them, so
- * that calls of fewer tiles do not overwrite the flags of the larger ones with nodes. The
- * status is forgotten until akx__workspace_lookback_done says the call's launch completed (a
- * refused or interrupted call leaves a ticket that is not 0, or half of its flags). */
-akx_status akx__workspace_lookback(akx_context *ctx, size_t bytes, int64_t tiles, akx__lookback_call *call) {
-  AKX_TRY(take(ctx, bytes, &call->status));
-  int64_t known = ctx->ws.status_tiles;
-  /* Zeros (a fresh buffer's, src/core/workspace.c's grow) are what the reset writes. */
-  if (known < tiles && ctx->ws.zero_bytes >= akx__lookback_flags_end(tiles)) known = tiles;
-  const size_t nodes = bytes - AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16);
+/* A look-back call needs no reset while every flag it reads holds 0 or an earlier epoch
+ * (kernels/akx/lookback.cuh): known flags enough for its tiles, the header's ticket at 0, no
+ * wrap, no graph. Else the reset kernel zeroes the header and its flags (at the wrap: every
+ * flag of the layout) before its tiles run. */
+akx_status akx__workspace_lookback(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g) {
+  AKX_TRY(take(ctx, need, g));
+  const int64_t tiles = need->tags.flags;
   uint32_t e = ctx->ws.epoch + 1;
-  call->reset = known < tiles || e == 0 || ctx->ws.graphed || !ctx->settings.one_launch;
-  if (e == 0) e = 1; /* 0 is the reset's: the wrap resets every flag to it */
-  /* A reset zeroes the call's own flags: the others are forgotten. */
-  const int keep = !call->reset && known > tiles &&
-                   AKX__ROUND_UP(akx__lookback_flags_end(known), 16) + nodes <= ctx->ws.bytes;
-  call->slots = keep ? known : tiles;
-  /* The sim poisons all but the header and the flags the call trusts. */
-  poison(ctx, call->status, call->reset ? 0 : akx__lookback_flags_end(call->slots),
-         AKX__ROUND_UP(akx__lookback_flags_end(call->slots), 16) + nodes);
+  const int wrap = e == 0;
+  if (wrap) e = 1; /* 0 is the reset's: the wrap resets every flag to it */
+  const int reset = !ctx->ws.header_zero || ctx->ws.flags_known < tiles || wrap || ctx->ws.graphed ||
+                    !ctx->settings.one_launch;
+  g->epoch = e;
+  g->trusted = !reset;
+  g->reset_flags = wrap ? ctx->ws.layout.flags : tiles;
+  /* Flags the call leaves known: those of before (no other family writes them), or after a
+   * reset those it zeroed and those of before beyond them. */
+  g->known_after = wrap ? ctx->ws.layout.flags : ctx->ws.flags_known > tiles ? ctx->ws.flags_known : tiles;
+  if (reset) ctx->ws.resets++;
   ctx->ws.epoch = e;
-  ctx->ws.status_tiles = 0;
-  ctx->ws.zero_bytes = 0;
-  call->epoch = e;
+  ctx->ws.header_zero = 0;
+  ctx->ws.flags_known = 0;
   return AKX_SUCCESS;
 }
 
-void akx__workspace_lookback_done(akx_context *ctx, const akx__lookback_call *call) {
+void akx__workspace_lookback_done(akx_context *ctx, const akx__ws_grant *g) {
   if (ctx->ws.graphed) return; /* a graph's replays write the buffer whenever they run */
-  /* The reset or the last tile left the ticket at 0; the nodes start after the slots' flags. */
-  ctx->ws.status_tiles = call->slots;
-  ctx->ws.zero_bytes = sizeof(unsigned long long);
+  ctx->ws.header_zero = 1;     /* the reset or the last tile left the ticket at 0 */
+  ctx->ws.flags_known = g->known_after;
 }
 
-/* Tickets at the buffer's start, which the last block of a one-launch call puts back to 0:
- * the whole-array reduction's (kernels/akx/reduce_whole.cuh) is the buffer's first word, as
- * the scans' (kernels/akx/lookback.cuh's header), 0 after a completed call of either; a split
- * dims reduction's (kernels/akx/reduce_dims.cuh) are one per column of blocks. *zero when the
- * first ticket_bytes are known 0. The partials after them overwrite the scans' flags. */
-akx_status akx__workspace_ticket(akx_context *ctx, size_t bytes, size_t ticket_bytes, void **ptr, int32_t *zero) {
-  AKX_TRY(take(ctx, bytes, ptr));
-  *zero = ctx->ws.zero_bytes >= ticket_bytes && !ctx->ws.graphed && ctx->settings.one_launch;
-  poison(ctx, *ptr, *zero ? ticket_bytes : 0, bytes);
-  ctx->ws.status_tiles = 0;
-  ctx->ws.zero_bytes = 0;
+/* A whole-array reduction's ticket (the header's first word) or a split dims reduction's
+ * tickets: trusted (one launch) when known to be 0. */
+akx_status akx__workspace_tickets(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g) {
+  AKX_TRY(take(ctx, need, g));
+  const int64_t k = need->tags.tickets;
+  if ((!k && !need->tags.header) || need->untouched) return AKX_SUCCESS; /* nothing trusted */
+  const int zero = (k ? ctx->ws.tickets_zero >= k : ctx->ws.header_zero) && !ctx->ws.graphed &&
+                   ctx->settings.one_launch;
+  g->trusted = zero;
+  if (!zero) ctx->ws.resets++;
+  if (k) {
+    g->known_after = ctx->ws.tickets_zero > k ? ctx->ws.tickets_zero : k;
+    ctx->ws.tickets_zero = 0;
+  } else {
+    ctx->ws.header_zero = 0;
+  }
   return AKX_SUCCESS;
 }
 
-void akx__workspace_ticket_done(akx_context *ctx, size_t ticket_bytes) {
-  if (!ctx->ws.graphed) ctx->ws.zero_bytes = ticket_bytes;
+void akx__workspace_tickets_done(akx_context *ctx, const akx__ws_need *need, const akx__ws_grant *g) {
+  if (ctx->ws.graphed || (!need->tags.tickets && !need->tags.header) || need->untouched) return;
+  if (need->tags.tickets) ctx->ws.tickets_zero = g->known_after;
+  else ctx->ws.header_zero = 1;
 }
 
 int akx__workspace_is_retired(const akx_context *ctx, const void *ptr) {
@@ -272,13 +391,15 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.bytes = ptr ? bytes : 0;
   ctx->ws.caller_owned = ptr != NULL;
   ctx->ws.captured = 0;
-  ctx->ws.status_tiles = 0;
-  ctx->ws.zero_bytes = 0;
   ctx->ws.graphed = 0;
-  /* The caller's bytes are anything: zeros make them a reset's status, as a grown buffer's. */
+  ctx->ws.layout = (akx__ws_layout){0, 0, 0};
+  forget_all(ctx);
+  /* The caller's bytes are anything: zeros are every tag's reset state, as a grown buffer's.
+   * The layout starts empty: the calls widen it (their tags zeros already). */
   if (ptr) {
     AKX_TRY(ctx->be->zero(ctx, ptr, bytes));
-    ctx->ws.zero_bytes = bytes;
+    ctx->ws.zeroed = 1;
+    ctx->ws.resets++;
   }
   return AKX_SUCCESS;
 }

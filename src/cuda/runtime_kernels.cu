@@ -230,7 +230,7 @@ struct reduce_dims_handles : handles {
 };
 struct scan_handles : handles {
   akx_status init(void *status, int64_t tiles, void *s) const {
-    const auto st = akx::lookback_status<akx::lookback_header>::at(status, tiles);
+    const auto st = akx::lookback_status<akx::lookback_header>::at(status, 0);
     return go(akx::scan_init_info, dim3(akx::scan_init_blocks(tiles)), dim3(256), 0, s, st.head, st.flags, tiles);
   }
   akx_status tile(bool segmented, const akx__scan_plan &p, void *s) const {
@@ -250,7 +250,7 @@ struct scan_handles : handles {
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
     return go(segmented ? akx::scan_slices_info : akx::scan_tile_info, dim3((unsigned)p.tiles),
               dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol, p.status, p.tiles, p.items_per_thread, layout,
-              p.epoch, p.status_slots);
+              p.epoch, p.nodes_at);
   }
   size_t acc_size, acc_align;  // the kernels' accumulator: scan_columns' result layout
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *s) const {
@@ -276,7 +276,7 @@ struct findall_handles : handles {
                                     p.block_size, p.positions};
     const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
     return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
-              p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.status_slots);
+              p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
   }
 };
 

@@ -346,13 +346,22 @@ static size_t partial_bytes(const akx__reduce_dims_plan *p, int32_t per_output, 
   return AKX__ROUND_UP((size_t)per_output * (size_t)p->n_out * acc_bytes, 256);
 }
 
+/* A split reduction's tickets among the workspace's tags (src/core/workspace.c, "The
+ * regions"), its partials in the scratch. */
+static akx__ws_need need_of(const akx__reduce_dims_plan *p, const akx__user_op *user) {
+  akx__ws_need need = {{0, 0, 0}, 0, 0, 0};
+  if (p->splits <= 1) return need;
+  const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
+  need.tags.tickets = (int64_t)(ticket_bytes(p) / sizeof(uint32_t));
+  need.scratch = partial_bytes(p, p->splits, acc_bytes) + (p->groups > 1 ? partial_bytes(p, p->groups, acc_bytes) : 0);
+  return need;
+}
+
 size_t akx__reduce_dims_workspace(const akx_context *ctx, const akx__reduce_dims_plan *p,
                                   const akx__user_op *user, const akx_reduce_opts *opts) {
   if (p->shape == AKX__DIMS_WHOLE) return akx__reduce_whole_workspace(ctx, (akx_dtype)p->acc, user, opts);
-  if (p->splits <= 1) return 0;
-  const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
-  return AKX__ROUND_UP(ticket_bytes(p), 256) + partial_bytes(p, p->splits, acc_bytes) +
-         (p->groups > 1 ? partial_bytes(p, p->groups, acc_bytes) : 0);
+  const akx__ws_need need = need_of(p, user);
+  return akx__ws_need_bytes(&need);
 }
 
 akx_status akx__reduce_dims_plan_shape(const akx_context *ctx, const akx_array *dst,
@@ -387,24 +396,26 @@ akx_status akx__reduce_dims_prepare_kernels(akx_context *ctx, const akx_array *d
  * or more left them so); else pass 2 puts them to 0 for the next call. */
 akx_status akx__reduce_dims_launch(akx_context *ctx, akx__reduce_dims_plan *p, const akx__user_op *user,
                                    const akx_reduce_opts *opts, size_t slot_bytes, size_t reserve, void **slot) {
-  const size_t pass = akx__reduce_dims_workspace(ctx, p, user, opts);
-  const size_t slot_at = slot_bytes ? AKX__ROUND_UP(pass, 256) : pass;
-  const size_t bytes = slot_at + slot_bytes > reserve ? slot_at + slot_bytes : reserve;
-  void *ws = NULL;
+  (void)opts;
+  akx__ws_need need = need_of(p, user);
+  const size_t slot_at = slot_bytes ? AKX__ROUND_UP(need.scratch, 256) : need.scratch;
+  need.scratch = slot_at + slot_bytes;
+  need.reserve = reserve;
+  akx__ws_grant g;
+  AKX_TRY(akx__workspace_tickets(ctx, &need, &g));
+  char *const scratch = g.scratch;
   if (p->splits > 1) {
-    AKX_TRY(akx__workspace_ticket(ctx, bytes, ticket_bytes(p), &ws, &p->one_launch));
-    p->tickets = ws;
-    p->partials = (char *)ws + AKX__ROUND_UP(ticket_bytes(p), 256);
-    if (p->groups > 1) p->group_partials = (char *)p->partials + partial_bytes(p, p->splits, akx__acc_size((akx_dtype)p->acc, user));
-  } else {
-    AKX_TRY(akx__workspace(ctx, bytes, &ws));
+    p->one_launch = g.trusted;
+    p->tickets = g.tickets;
+    p->partials = scratch;
+    if (p->groups > 1) p->group_partials = scratch + partial_bytes(p, p->splits, akx__acc_size((akx_dtype)p->acc, user));
   }
   if (slot_bytes) {
-    *slot = (char *)ws + slot_at;
+    *slot = scratch + slot_at;
     p->finish.dst = (void *)((uintptr_t)*slot + (uintptr_t)p->finish.dst);
   }
   AKX_TRY(akx__launch(ctx, akx__reduce_dims_combination(p), p));
-  if (p->splits > 1) akx__workspace_ticket_done(ctx, ticket_bytes(p));
+  akx__workspace_tickets_done(ctx, &need, &g);
   return AKX_SUCCESS;
 }
 

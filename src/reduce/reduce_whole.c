@@ -57,9 +57,8 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
   return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user, 0);
 }
 
-/* The workspace's first 64 bytes: the ticket (kernels/akx/reduce_whole.cuh), then the partials
- * at an alignment every accumulator takes. */
-#define REDUCE_WHOLE_HEAD ((size_t)64)
+/* The ticket (kernels/akx/reduce_whole.cuh) is the header's first word, among the workspace's
+ * tags (src/core/workspace.c, "The regions"); the partials and the slot are scratch. */
 
 static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
@@ -70,8 +69,13 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
 
 /* The ticket's 64 bytes, target_blocks partials of acc_size bytes and one slot for a bare host
  * result, whatever n: the size only grows with the options, never shrinks with n. */
+static akx__ws_need need_of(const akx__tuning *t, size_t acc_size) {
+  const akx__ws_need need = {{1, 0, 0}, AKX__ROUND_UP(((size_t)t->target_blocks + 1) * acc_size, 256), 0, 0};
+  return need;
+}
 static size_t workspace_of(const akx__tuning *t, size_t acc_size) {
-  return AKX__ROUND_UP(REDUCE_WHOLE_HEAD + ((size_t)t->target_blocks + 1) * acc_size, 256);
+  const akx__ws_need need = need_of(t, acc_size);
+  return akx__ws_need_bytes(&need);
 }
 
 size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const akx__user_op *user,
@@ -81,11 +85,17 @@ size_t akx__reduce_whole_workspace(const akx_context *ctx, akx_dtype acc, const 
   return workspace_of(&t, size);
 }
 
+/* Whether the call touches the ticket: one block of a nonempty source never does (it finishes
+ * alone); more count on it or pass 2 puts it back to 0, as the empty source's pass does. */
+static int uses_ticket(const akx__reduce_whole_plan *p) { return p->blocks > 1 || p->src.n == 0; }
+
 /* Launches the plan: in one launch when the ticket is 0 (kernels/akx/reduce_whole.cuh), and
- * notes when the call left it at 0 (one block never touches it; pass 2 puts it back). */
+ * notes that the call left it at 0. */
 static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
   AKX_TRY(akx__launch(ctx, akx__reduce_whole_combination(p), p));
-  if (p->one_launch || p->blocks > 1 || p->src.n == 0) akx__workspace_ticket_done(ctx, sizeof(unsigned long long));
+  const akx__ws_need header = {{1, 0, 0}, 0, 0, !uses_ticket(p)};
+  const akx__ws_grant unused = {0};
+  akx__workspace_tickets_done(ctx, &header, &unused);
   return AKX_SUCCESS;
 }
 
@@ -141,9 +151,14 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
   void *ws;
-  AKX_TRY(akx__workspace_ticket(ctx, workspace_of(&t, acc_size), sizeof(unsigned long long), &ws, &p.one_launch));
+  akx__ws_need need = need_of(&t, acc_size);
+  need.untouched = !uses_ticket(&p);
+  akx__ws_grant g;
+  AKX_TRY(akx__workspace_tickets(ctx, &need, &g));
+  p.one_launch = g.trusted;
+  ws = g.ptr;
   p.ticket = ws;
-  p.partials = (char *)ws + REDUCE_WHOLE_HEAD;
+  p.partials = g.scratch;
   *slot_out = (char *)p.partials + (size_t)p.blocks * acc_size;
   *pp = p;
   return AKX_SUCCESS;

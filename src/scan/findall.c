@@ -77,12 +77,10 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     /* Kernels compiled at run time (CUDA under AKX_KERNELS=runtime) before the workspace changes. */
     AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
                                  AKX_MAP_IDENTITY));
-    akx__lookback_call call;
-    AKX_TRY(akx__workspace_lookback(ctx, ws_bytes, p.tiles, &call));
-    p.status = call.status;
-    p.epoch = call.epoch;
-    p.reset_status = call.reset;
-    p.status_slots = call.slots;
+    akx__ws_grant call;
+    akx__lookback_plan lp;
+    AKX_TRY(akx__lookback_take(ctx, p.tiles, 8, &lp, &call));
+    AKX__LOOKBACK_INTO(p, lp);
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
     /* kernels/akx/lookback.cuh's header: the count at byte 16. */

@@ -260,9 +260,28 @@ akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const
   return AKX_SUCCESS;
 }
 
+akx__ws_need akx__lookback_need(int64_t tiles, size_t node) {
+  /* kernels/akx/lookback.cuh: the header and a flag per tile in the tags, a node per tile in
+   * the scratch. */
+  const akx__ws_need need = {{1, tiles, 0}, (size_t)tiles * node, 0, 0};
+  return need;
+}
+
 size_t akx__lookback_bytes(int64_t tiles, size_t node) {
-  /* kernels/akx/lookback.cuh: a 64-byte header, a flag per tile, a node per tile (16-aligned). */
-  return AKX__ROUND_UP(akx__lookback_flags_end(tiles), 16) + (size_t)tiles * node;
+  const akx__ws_need need = akx__lookback_need(tiles, node);
+  return akx__ws_need_bytes(&need);
+}
+
+akx_status akx__lookback_take(akx_context *ctx, int64_t tiles, size_t node, akx__lookback_plan *lp,
+                              akx__ws_grant *g) {
+  const akx__ws_need need = akx__lookback_need(tiles, node);
+  AKX_TRY(akx__workspace_lookback(ctx, &need, g));
+  lp->status = g->ptr;
+  lp->epoch = g->epoch;
+  lp->reset_status = !g->trusted;
+  lp->reset_flags = g->reset_flags;
+  lp->nodes_at = (int64_t)((char *)g->scratch - (char *)g->ptr);
+  return AKX_SUCCESS;
 }
 
 static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_array *src,
@@ -274,13 +293,11 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_SCAN, src->dtype, dst->dtype, (akx_dtype)p.acc, p.op, AKX_MAP_IDENTITY));
   const int tiled = p.shape != AKX__SCAN_COLUMNS;
-  akx__lookback_call call;
+  akx__ws_grant call;
   if (tiled) {
-    AKX_TRY(akx__workspace_lookback(ctx, ws_bytes, p.tiles, &call));
-    p.status = call.status;
-    p.epoch = call.epoch;
-    p.reset_status = call.reset;
-    p.status_slots = call.slots;
+    akx__lookback_plan lp;
+    AKX_TRY(akx__lookback_take(ctx, p.tiles, (ws_bytes - akx__lookback_bytes(p.tiles, 0)) / (size_t)p.tiles, &lp, &call));
+    AKX__LOOKBACK_INTO(p, lp);
   } else if (ws_bytes) {
     AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));
   }

@@ -1,5 +1,6 @@
 /* Test fixtures for libakx: see fixture.h. */
 #include "fixture.h"
+#include "checked_calls.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,7 +72,27 @@ akx_op tfx_user_op(akx_context *ctx, const akx_user_op_desc *d) {
   return op;
 }
 
+/* AKX_TEST_INTERLEAVE=1 (the *_mixed copies in tests/CMakeLists.txt): before each upload,
+ * which a test makes before each of its calls, the context runs a call of every family (a
+ * scan, a findall, a split dims reduction, a whole-array sum; each checked), so that the
+ * test's own calls find the workspace as a program's mix of calls leaves it. */
+static void interleave(akx_context *ctx) {
+  static int depth; /* the interleaved calls upload too */
+  static int on = -1;
+  if (on < 0) on = getenv("AKX_TEST_INTERLEAVE") && strcmp(getenv("AKX_TEST_INTERLEAVE"), "1") == 0;
+  if (!on || depth) return;
+  ++depth;
+  static uint64_t seed = 1;
+  cr_assert_eq(cc_scan_vector(ctx, 5000, seed++), AKX_SUCCESS, "interleaved scan: %s", akx_last_error());
+  cr_assert_eq(cc_findall(ctx, 5000, 30, seed++), AKX_SUCCESS, "interleaved findall: %s", akx_last_error());
+  cr_assert_eq(cc_sums_along(ctx, 5, 1000, 1, seed++), AKX_SUCCESS, "interleaved split dims reduction: %s",
+               akx_last_error());
+  cr_assert_eq(cc_sum(ctx, 9000, 1, AKX_DEVICE, seed++), AKX_SUCCESS, "interleaved sum: %s", akx_last_error());
+  --depth;
+}
+
 void *tfx_upload(akx_context *ctx, const void *host, size_t bytes) {
+  interleave(ctx);
   void *d = tfx_alloc(ctx, bytes ? bytes : 1);
   tfx_to_device(ctx, d, host, bytes);
   return d;
