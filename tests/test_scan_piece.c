@@ -12,7 +12,7 @@
  * - a non-commutative user op with exact compositions along long lines (a vector, contiguous
  *   lines, lines along a strided dim) in pieces that span many tiles, pieces_before 0 to 4,
  *   bit for bit against the host's left-to-right fold; on the sim, such a piece in three
- *   launches with coalesced loads and stores;
+ *   launches with coalesced loads and stores; in a caller's workspace of the queried size;
  * - bad input refused before the exchange runs and before dst is written; an exchange that
  *   fails; a src without lines, which never calls the exchange.
  * The exchange is a single process's: one device buffer holds every piece's totals, in order.
@@ -783,6 +783,68 @@ Test(scan_piece, user_op_long_line_is_coalesced_in_three_launches) {
     tfx_free(ctx, x.all);
     free(want);
   }
+  free(g);
+  cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
+}
+
+/* A long line's piece (the tiles' status and the totals' rows in one workspace) runs in a
+ * caller's workspace of the queried size, one byte less refused before the exchange runs;
+ * the first piece and a third one. */
+Test(scan_piece, user_op_long_line_runs_in_the_queried_workspace) {
+  const akx_op op = create(SIGNED_SRC, "Signed", "sg_then", NULL, "sg_map", "sg_b");
+  const int64_t n = 20011, shape[3] = {3 * 20011, 1, 1};
+  int32_t *g = gen(AKX_INT32, 3 * n, 900);
+  int64_t *want = signed_host(g, 1, shape, 0, NULL, 0);
+  for (int64_t before = 0; before < 3; before += 2) {
+    void *src = tfx_upload(ctx, g + before * n, (size_t)n * sizeof(int32_t));
+    akx_array dst = tvw_dst(ctx, AKX_INT64, 1, &n, POISON);
+    const akx_array a = akx_vector(src, AKX_INT32, n);
+    size_t bytes = 0;
+    akx_status st = akx_scan_piece_workspace_size(ctx, &dst, &a, op, AKX_DIM_ALL, NULL, before, &bytes);
+    cr_assert_eq(st, AKX_SUCCESS, "the query: %s", akx_last_error());
+    /* The pieces before: the first two of the sequence, their totals from a run of their own. */
+    xchg x = xchg_make(3);
+    int64_t start = 0;
+    for (int k = 0; k < before; ++k, start += n) {
+      void *s = tfx_upload(ctx, g + start, (size_t)n * sizeof(int32_t));
+      akx_array d = tvw_dst(ctx, AKX_INT64, 1, &n, POISON);
+      const akx_array v = akx_vector(s, AKX_INT32, n);
+      const akx_scan_piece_t piece = {start, k, exchange, &x};
+      x.k = k;
+      cr_assert_eq(akx_scan_piece(ctx, &d, &v, op, AKX_DIM_ALL, NULL, &piece), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, d.data);
+      tfx_free(ctx, s);
+    }
+    for (int shortfall = 1; shortfall >= 0; --shortfall) {
+      void *ws = tfx_alloc(ctx, bytes);
+      cr_assert_eq(akx_context_set_workspace(ctx, ws, bytes - (size_t)shortfall), AKX_SUCCESS, "%s",
+                   akx_last_error());
+      const int calls = x.calls;
+      const akx_scan_piece_t piece = {before * n, before, exchange, &x};
+      x.k = before;
+      st = akx_scan_piece(ctx, &dst, &a, op, AKX_DIM_ALL, NULL, &piece);
+      cr_assert_eq(st, shortfall ? AKX_ERROR_WORKSPACE_TOO_SMALL : AKX_SUCCESS,
+                   "pieces_before %lld, %zu bytes: %s (%s)", (long long)before, bytes - (size_t)shortfall,
+                   akx_status_string(st), akx_last_error());
+      cr_assert_eq(x.calls - calls, shortfall ? 0 : 1, "%d calls of the exchange", x.calls - calls);
+      if (shortfall) {
+        expect_untouched(&dst, "a workspace one byte short");
+      } else {
+        int64_t *got = tfx_xmalloc((size_t)n * sizeof(int64_t));
+        tfx_to_host(ctx, got, dst.data, (size_t)n * sizeof(int64_t));
+        for (int64_t i = 0; i < n; ++i)
+          cr_assert_eq(got[i], want[before * n + i], "pieces_before %lld, element %lld: %lld, the host's %lld",
+                       (long long)before, (long long)i, (long long)got[i], (long long)want[before * n + i]);
+        free(got);
+      }
+      cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, ws);
+    }
+    tfx_free(ctx, x.all);
+    tfx_free(ctx, dst.data);
+    tfx_free(ctx, src);
+  }
+  free(want);
   free(g);
   cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
 }
