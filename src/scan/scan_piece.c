@@ -113,13 +113,13 @@ static akx_status tile_launch(akx_context *ctx, const akx__scan_plan *q, int32_t
 static akx_status piece_tiles(akx_context *ctx, const akx__scan_plan *p, const akx_scan_opts *opts,
                               const akx_scan_piece_t *piece) {
   akx__scan_plan q;
-  size_t status_bytes, rows_bytes, ws_bytes;
+  size_t status_bytes = 0, rows_bytes = 0, ws_bytes = 0;
   AKX_TRY(tile_plan(ctx, p, opts, piece, &q, &status_bytes, &rows_bytes, &ws_bytes));
   const int64_t before = piece->pieces_before;
   const size_t row = rows_bytes / (size_t)(before + 2);
   akx__lookback_call call;
   AKX_TRY(akx__workspace_lookback(ctx, ws_bytes, q.tiles, &call));
-  char *rows;
+  char *rows = NULL;
   AKX_TRY(tile_rows(ctx, &q, status_bytes, &call, rows_bytes, &rows));
   char *const B = rows, *const R0 = B + (size_t)before * row, *const T = R0 + row;
   AKX_TRY(tile_launch(ctx, &q, AKX__SCAN_STEP_TOTALS, T, &call));
@@ -133,7 +133,7 @@ static akx_status piece_tiles(akx_context *ctx, const akx__scan_plan *p, const a
   }
   AKX_TRY(pass(ctx, p, AKX__SCAN_STEP_CARRY, B, before + 1)); /* R_0 <- the carry */
   AKX_TRY(akx__workspace_lookback(ctx, status_bytes, q.tiles, &call));
-  char *again;
+  char *again = NULL;
   AKX_TRY(tile_rows(ctx, &q, status_bytes, &call, rows_bytes, &again));
   if (again > rows)
     return akx__fail(AKX_ERROR_INTERNAL, "a piece's second look-back status ends %zu bytes past its rows' start",
@@ -208,7 +208,7 @@ akx_status akx_scan_piece_workspace_size(const akx_context *ctx, const akx_array
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   if (tile_path(&p)) {
     akx__scan_plan q;
-    size_t status_bytes, rows_bytes;
+    size_t status_bytes = 0, rows_bytes = 0;
     AKX_TRY(tile_plan(ctx, &p, opts, &piece, &q, &status_bytes, &rows_bytes, &ws));
   }
   *bytes = p.slices == 0 ? 0 : ws;
