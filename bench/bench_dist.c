@@ -1,7 +1,7 @@
 /* akx-bench dist: libakx_dist's four families under mpirun, one table row per (family, size,
  * rank), printed by rank 0:
  *
- *   mpirun -np P akx-bench dist [--backend auto|cuda|sim] [--quick]
+ *   mpirun -np P akx-bench dist [--backend auto|cuda|sim] [--quick | --large]
  *
  * Each rank holds an equal shard (the last one the remainder) of a global int64 array of N
  * elements; the rows are one call each after a warm-up call:
@@ -162,15 +162,16 @@ static dist_row run_case(dist_bench *b, const char *family, dist_call call) {
 
 int akx_bench_dist(int argc, char **argv) {
   akx_backend backend = AKX_BACKEND_AUTO;
-  int quick = 0;
+  int quick = 0, large = 0;
   for (int i = 2; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--large") == 0) large = 1;
     else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
       const char *v = argv[++i];
       backend = strcmp(v, "sim") == 0 ? AKX_BACKEND_SIM : strcmp(v, "cuda") == 0 ? AKX_BACKEND_CUDA
                                                                                 : AKX_BACKEND_AUTO;
     } else {
-      fprintf(stderr, "usage: mpirun -np P akx-bench dist [--backend auto|cuda|sim] [--quick]\n");
+      fprintf(stderr, "usage: mpirun -np P akx-bench dist [--backend auto|cuda|sim] [--quick | --large]\n");
       return 2;
     }
   }
@@ -194,8 +195,9 @@ int akx_bench_dist(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   /* Global sizes: multiples of 64 per rank (the dims case's rows). */
-  const int64_t sizes[] = {1 << 14, 1 << 17, 1 << 20};
-  const int nsizes = quick ? 2 : 3;
+  /* --large adds 2^24 (a minute or more on the sim). */
+  const int64_t sizes[] = {1 << 14, 1 << 17, 1 << 20, 1 << 24};
+  const int nsizes = quick ? 2 : large ? 4 : 3;
   static const struct { const char *name; dist_call call; } families[] = {
       {"mapreduce", call_mapreduce}, {"dims", call_dims}, {"scan", call_scan}, {"findall", call_findall},
       {"argmax", call_argmax}, {"dims-argmax", call_dims_argmax}, {"scan-user", call_scan_user}};

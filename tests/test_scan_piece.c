@@ -9,6 +9,10 @@
  *   or another per piece, dst unlike src: the lines pair up in C order of the kept dims;
  * - a non-commutative user op without identity (affine maps) against a sequential host scan;
  * - a user map that reads its position: index_base reaches it;
+ * - a non-commutative user op with exact compositions along long lines (a vector, contiguous
+ *   lines, lines along a strided dim) in pieces that span many tiles, pieces_before 0 to 4,
+ *   bit for bit against the host's left-to-right fold; on the sim, such a piece in three
+ *   launches with coalesced loads and stores; in a caller's workspace of the queried size;
  * - bad input refused before the exchange runs and before dst is written; an exchange that
  *   fails; a src without lines, which never calls the exchange.
  * The exchange is a single process's: one device buffer holds every piece's totals, in order.
@@ -20,6 +24,7 @@
 #include <string.h>
 #include "akx.h"
 #include "akx_layer.h"
+#include "akx_sim.h"
 #include "fixture.h"
 #include "mem_order.h"
 #include "views.h"
@@ -626,4 +631,220 @@ Test(scan_piece, workspace_query_covers_the_call) {
   }
   tfx_free(ctx, base);
   free(g);
+}
+
+/* ---- a user op along long lines ---------------------------------------------------------------- */
+
+/* Affine maps of slope +1 or -1 over int64: they do not commute and have no identity, and every
+ * composition is exact, so that any grouping of the same operands in the same order gives the
+ * same bits: the pieces' outputs must equal the host's left-to-right fold exactly. The map
+ * reads its position, so that index_base must reach it. */
+static const char SIGNED_SRC[] =
+    "struct Signed { int64_t a, b; };  // x -> a*x + b, a = +1 or -1\n"
+    "AKX_HD Signed sg_then(Signed f, Signed g) {\n"
+    "  Signed r; r.a = f.a * g.a; r.b = f.b * g.a + g.b; return r;\n"
+    "}\n"
+    "template <class S> AKX_HD Signed sg_map(S x, int64_t i) {\n"
+    "  Signed r; r.a = ((int64_t)x + i) % 3 == 0 ? -1 : 1; r.b = (int64_t)x + i % 7; return r;\n"
+    "}\n"
+    "template <class D> AKX_HD D sg_b(Signed f) { return (D)f.b; }\n";
+
+typedef struct {
+  int64_t a, b;
+} signed_acc;
+
+static signed_acc sg_then(signed_acc f, signed_acc g) { return (signed_acc){f.a * g.a, f.b * g.a + g.b}; }
+static signed_acc sg_map(int64_t x, int64_t i) { return (signed_acc){(x + i) % 3 == 0 ? -1 : 1, x + i % 7}; }
+
+/* Each line of the whole C-order g folded left to right, init (NULL: none) first; its b stored
+ * (exclusive: before the element). */
+static int64_t *signed_host(const int32_t *g, int32_t nd, const int64_t *shape, int32_t d,
+                            const signed_acc *init, int exclusive) {
+  int64_t cstr[3], line_shape[3] = {shape[0], shape[1], shape[2]}, idx[3] = {0, 0, 0};
+  tvw_c_strides(nd, shape, cstr);
+  line_shape[d] = 1;
+  int64_t *want = tfx_xmalloc((size_t)count_of(nd, shape) * sizeof(int64_t));
+  do {
+    const int64_t base = tmo_offset(nd, cstr, idx);
+    signed_acc acc = init ? *init : (signed_acc){1, 0};
+    int have = init != NULL;
+    for (int64_t k = 0; k < shape[d]; ++k) {
+      const signed_acc f = sg_map(g[base + k * cstr[d]], k);
+      if (exclusive) want[base + k * cstr[d]] = acc.b;
+      acc = have ? sg_then(acc, f) : f;
+      have = 1;
+      if (!exclusive) want[base + k * cstr[d]] = acc.b;
+    }
+  } while (tmo_next(nd, line_shape, idx));
+  return want;
+}
+
+/* Lines long enough that a piece spans many tiles and many column chunks: one vector, three
+ * contiguous lines, two lines along a strided dim. */
+static const struct { int32_t nd; int64_t shape[3]; int32_t dim; } long_wholes[] = {
+    {1, {40961, 1, 1}, AKX_DIM_ALL}, {2, {3, 20011, 1}, 1}, {2, {12007, 2, 1}, 0}};
+
+Test(scan_piece, user_op_long_lines_match_the_host_fold_bit_for_bit) {
+  const akx_op op = create(SIGNED_SRC, "Signed", "sg_then", NULL, "sg_map", "sg_b");
+  const signed_acc flip = {-1, 5}, shift = {1, -9};
+  const struct { int exclusive; const signed_acc *init; } modes[] = {{0, NULL}, {1, &flip}, {0, &shift}};
+  for (int w = 0; w < 3; ++w) {
+    seq s;
+    memset(&s, 0, sizeof s);
+    s.name = "int32 signed affine into int64", s.op = op, s.src_t = AKX_INT32, s.dst_t = AKX_INT64;
+    s.nd = long_wholes[w].nd, s.dim = long_wholes[w].dim;
+    for (int d = 0; d < 3; ++d) s.shape[d] = long_wholes[w].shape[d];
+    s.src_kind = s.dst_kind = LAY_KINDS;
+    const int32_t d = scanned(&s);
+    int32_t *g = gen(AKX_INT32, count_of(s.nd, s.shape), (uint64_t)(700 + w));
+    for (int m = 0; m < 3; ++m) {
+      akx_scan_opts opts = akx_scan_opts_default();
+      opts.exclusive = modes[m].exclusive;
+      opts.init = modes[m].init;
+      s.opts = &opts;
+      int64_t *want = signed_host(g, s.nd, s.shape, d, modes[m].init, modes[m].exclusive);
+      /* Three long pieces (pieces_before 0, 1, 2), their cuts off the tiles' edges; then the
+       * splits with a piece of one element and empty ones. */
+      const int64_t n = s.shape[d];
+      int64_t three[3] = {n / 3 - 1, n / 3 + 2, n - 2 * (n / 3) - 1};
+      for (int sp = 0; sp < 3; ++sp) {
+        int64_t ext[5];
+        if (sp == 0) {
+          memcpy(ext, three, sizeof three);
+          s.pieces = 3;
+        } else {
+          s.pieces = split(n, sp + 1, ext);
+        }
+        s.ext = ext;
+        int64_t *got = scan_in_pieces(&s, g);
+        expect_same(&s, got, want);
+        free(got);
+      }
+      free(want);
+    }
+    free(g);
+  }
+  cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
+}
+
+/* The third piece of a long vector, run twice (the second time measured): its loads and
+ * stores are coalesced (sectors within a quarter of the ideal: a thread walking a chunk of
+ * its own touches a sector per element), and it takes three launches (the lines' totals, the
+ * carry over the totals before it, the scan from that carry), whatever the length: no pass
+ * walks the chunks of the line one after the other. */
+Test(scan_piece, user_op_long_line_is_coalesced_in_three_launches) {
+  const akx_op op = create(SIGNED_SRC, "Signed", "sg_then", NULL, "sg_map", "sg_b");
+  const signed_acc shift = {1, -9};
+  const int64_t ext[3] = {30001, 30002, 50003}, n = ext[0] + ext[1] + ext[2];
+  int32_t *g = gen(AKX_INT32, n, 800);
+  for (int m = 0; m < 2; ++m) { /* inclusive; exclusive with init */
+    akx_scan_opts opts = akx_scan_opts_default();
+    opts.exclusive = m;
+    opts.init = m ? &shift : NULL;
+    const int64_t shape[3] = {n, 1, 1};
+    int64_t *want = signed_host(g, 1, shape, 0, opts.init, m);
+    xchg x = xchg_make(3);
+    int64_t start = 0;
+    for (int k = 0; k < 3; ++k) {
+      void *src = tfx_upload(ctx, g + start, (size_t)ext[k] * sizeof(int32_t));
+      void *dst = tfx_alloc(ctx, (size_t)ext[k] * sizeof(int64_t));
+      const akx_array a = akx_vector(src, AKX_INT32, ext[k]), o = akx_vector(dst, AKX_INT64, ext[k]);
+      const akx_scan_piece_t piece = {start, k, exchange, &x};
+      x.k = k;
+      for (int run = 0; run < (k == 2 ? 2 : 1); ++run) {
+        if (run == 1) cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS, "%s", akx_last_error());
+        const akx_status st = akx_scan_piece(ctx, &o, &a, op, AKX_DIM_ALL, &opts, &piece);
+        cr_assert_eq(st, AKX_SUCCESS, "piece %d: %s (%s)", k, akx_status_string(st), akx_last_error());
+      }
+      if (k == 2 && tfx_is_sim(ctx)) {
+        akx_sim_kernel_counters t;
+        cr_assert_eq(akx_sim_counters_get(ctx, &t, NULL, 0, NULL), AKX_SUCCESS, "%s", akx_last_error());
+        const char *what = m ? "exclusive with init" : "inclusive";
+        cr_assert_leq(t.launches, 3, "%s: the third piece of %lld elements took %llu launches", what,
+                      (long long)ext[k], (unsigned long long)t.launches);
+        cr_assert_leq(t.global_load.units * 4, t.global_load.ideal * 5,
+                      "%s: %llu load sectors for an ideal %llu", what,
+                      (unsigned long long)t.global_load.units, (unsigned long long)t.global_load.ideal);
+        cr_assert_leq(t.global_store.units * 4, t.global_store.ideal * 5,
+                      "%s: %llu store sectors for an ideal %llu", what,
+                      (unsigned long long)t.global_store.units, (unsigned long long)t.global_store.ideal);
+      }
+      int64_t *got = tfx_xmalloc((size_t)ext[k] * sizeof(int64_t));
+      tfx_to_host(ctx, got, dst, (size_t)ext[k] * sizeof(int64_t));
+      for (int64_t i = 0; i < ext[k]; ++i)
+        cr_assert_eq(got[i], want[start + i], "%s: piece %d, element %lld: %lld, the host's %lld",
+                     m ? "exclusive with init" : "inclusive", k, (long long)i, (long long)got[i],
+                     (long long)want[start + i]);
+      free(got);
+      tfx_free(ctx, dst);
+      tfx_free(ctx, src);
+      start += ext[k];
+    }
+    tfx_free(ctx, x.all);
+    free(want);
+  }
+  free(g);
+  cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
+}
+
+/* A long line's piece (the tiles' status and the totals' rows in one workspace) runs in a
+ * caller's workspace of the queried size, one byte less refused before the exchange runs;
+ * the first piece and a third one. */
+Test(scan_piece, user_op_long_line_runs_in_the_queried_workspace) {
+  const akx_op op = create(SIGNED_SRC, "Signed", "sg_then", NULL, "sg_map", "sg_b");
+  const int64_t n = 20011, shape[3] = {3 * 20011, 1, 1};
+  int32_t *g = gen(AKX_INT32, 3 * n, 900);
+  int64_t *want = signed_host(g, 1, shape, 0, NULL, 0);
+  for (int64_t before = 0; before < 3; before += 2) {
+    void *src = tfx_upload(ctx, g + before * n, (size_t)n * sizeof(int32_t));
+    akx_array dst = tvw_dst(ctx, AKX_INT64, 1, &n, POISON);
+    const akx_array a = akx_vector(src, AKX_INT32, n);
+    size_t bytes = 0;
+    akx_status st = akx_scan_piece_workspace_size(ctx, &dst, &a, op, AKX_DIM_ALL, NULL, before, &bytes);
+    cr_assert_eq(st, AKX_SUCCESS, "the query: %s", akx_last_error());
+    /* The pieces before: the first two of the sequence, their totals from a run of their own. */
+    xchg x = xchg_make(3);
+    int64_t start = 0;
+    for (int k = 0; k < before; ++k, start += n) {
+      void *s = tfx_upload(ctx, g + start, (size_t)n * sizeof(int32_t));
+      akx_array d = tvw_dst(ctx, AKX_INT64, 1, &n, POISON);
+      const akx_array v = akx_vector(s, AKX_INT32, n);
+      const akx_scan_piece_t piece = {start, k, exchange, &x};
+      x.k = k;
+      cr_assert_eq(akx_scan_piece(ctx, &d, &v, op, AKX_DIM_ALL, NULL, &piece), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, d.data);
+      tfx_free(ctx, s);
+    }
+    for (int shortfall = 1; shortfall >= 0; --shortfall) {
+      void *ws = tfx_alloc(ctx, bytes);
+      cr_assert_eq(akx_context_set_workspace(ctx, ws, bytes - (size_t)shortfall), AKX_SUCCESS, "%s",
+                   akx_last_error());
+      const int calls = x.calls;
+      const akx_scan_piece_t piece = {before * n, before, exchange, &x};
+      x.k = before;
+      st = akx_scan_piece(ctx, &dst, &a, op, AKX_DIM_ALL, NULL, &piece);
+      cr_assert_eq(st, shortfall ? AKX_ERROR_WORKSPACE_TOO_SMALL : AKX_SUCCESS,
+                   "pieces_before %lld, %zu bytes: %s (%s)", (long long)before, bytes - (size_t)shortfall,
+                   akx_status_string(st), akx_last_error());
+      cr_assert_eq(x.calls - calls, shortfall ? 0 : 1, "%d calls of the exchange", x.calls - calls);
+      if (shortfall) {
+        expect_untouched(&dst, "a workspace one byte short");
+      } else {
+        int64_t *got = tfx_xmalloc((size_t)n * sizeof(int64_t));
+        tfx_to_host(ctx, got, dst.data, (size_t)n * sizeof(int64_t));
+        for (int64_t i = 0; i < n; ++i)
+          cr_assert_eq(got[i], want[before * n + i], "pieces_before %lld, element %lld: %lld, the host's %lld",
+                       (long long)before, (long long)i, (long long)got[i], (long long)want[before * n + i]);
+        free(got);
+      }
+      cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
+      tfx_free(ctx, ws);
+    }
+    tfx_free(ctx, x.all);
+    tfx_free(ctx, dst.data);
+    tfx_free(ctx, src);
+  }
+  free(want);
+  free(g);
+  cr_assert_eq(akx_user_op_destroy(ctx, op), AKX_SUCCESS, "%s", akx_last_error());
 }

@@ -168,16 +168,23 @@ typedef struct {
   int64_t index_base;   /* the index along the scanned dim of the piece's first element: a user
                            op's map sees i + index_base */
   int32_t step;         /* akx__scan_step: the whole launch sequence, or one of its passes */
+  /* tile kernels, a piece's two launches (AKX__SCAN_STEP_TOTALS, AKX__SCAN_STEP_CARRIED,
+   * kernels/akx/scan_carry.cuh): one accumulator per line, in the lines' order: the totals
+   * TOTALS stores, the carries CARRIED reads */
+  void *line_row;
 } akx__scan_plan;
 
-/* What a columns launch runs (kernels/akx/scan.cuh, scan_launch_with): the shape's whole
- * sequence, or one pass of it (akx_scan_piece runs them one by one, around its exchange). */
+/* What a launch runs (kernels/akx/scan.cuh, scan_launch_with): the shape's whole sequence, or
+ * one pass of it (akx_scan_piece runs them one by one, around its exchange). */
 typedef enum {
   AKX__SCAN_STEP_ALL = 0,
   AKX__SCAN_STEP_REDUCE = 1, /* each (column, chunk) folds its chunk into its status row */
   AKX__SCAN_STEP_CARRY = 2,  /* `chunks` status rows into exclusive prefixes, per column */
-  AKX__SCAN_STEP_SCAN = 3    /* each (column, chunk) scans from its status row, none of its
+  AKX__SCAN_STEP_SCAN = 3,   /* each (column, chunk) scans from its status row, none of its
                                 outputs the head of its sequence (a piece after others) */
+  /* a piece's tile launches (shape SLICES, a user op; kernels/akx/scan_carry.cuh): */
+  AKX__SCAN_STEP_TOTALS = 4,  /* each line's fold into line_row */
+  AKX__SCAN_STEP_CARRIED = 5  /* each line scanned from its carry in line_row */
 } akx__scan_step;
 
 /* Which scan kernel runs (src/scan/scan.c chooses). */

@@ -1,5 +1,6 @@
 // The scan family's launcher: the shape the host chose (src/scan/scan.c), its kernels.
 #pragma once
+#include "akx/scan_carry.cuh"
 #include "akx/scan_columns.cuh"
 #if !defined(__CUDACC_RTC__)
 #include "akx/fail.h"
@@ -88,6 +89,24 @@ struct scan_kernels {
                       (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
                       p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
   }
+  // A piece's tile launches (kernels/akx/scan_carry.cuh): user ops only (akx_scan_piece), whose
+  // units are compiled at run time, so that no prebuilt instance holds the kernel.
+  akx_status carried(const akx__scan_plan &p, int32_t mode, void *stream) const {
+    if constexpr (is_user_op<Op>::value) {
+      using P = scan_carry_policy<Src, Dst, seg_scan<Op, Acc>>;
+      const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
+      const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
+      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_carried_info), scan_load_batch<Acc>,
+                                              p.items_per_thread)),
+                        (scan_tile_kernel<P>), grid, block, (size_t)p.smem_bytes, stream,
+                        P{scan_carry_params::from_plan(p, mode)}, p.status, p.tiles, p.items_per_thread, layout,
+                        p.epoch, p.nodes_at);
+    } else {
+      (void)p, (void)mode, (void)stream;
+      return akx__fail(AKX_ERROR_INTERNAL, "a built-in op reached the carried tile scan (akx_scan_piece takes "
+                       "it for user ops only)");
+    }
+  }
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *stream) const {
     scan_result<plain_scan<Op, Acc>> result;
     result.exclusive = p.exclusive != 0;
@@ -114,6 +133,8 @@ akx_status scan_launch_with(const akx__scan_plan &p, const K &k, void *stream) {
       // status is reset only when the workspace may hold foreign bytes there
       // (kernels/akx/lookback.cuh): otherwise the call is the tile launch alone.
       if (p.reset_status) AKX_TRY(k.init(p.status, p.reset_flags, stream));
+      if (p.step == AKX__SCAN_STEP_TOTALS || p.step == AKX__SCAN_STEP_CARRIED)
+        return k.carried(p, (int32_t)(p.step == AKX__SCAN_STEP_TOTALS ? carry_totals : carry_scan), stream);
       return k.tile(p.shape == AKX__SCAN_SLICES, p, stream);
     case AKX__SCAN_COLUMNS: {
       const int64_t threads = p.slices * p.chunks;

@@ -60,13 +60,15 @@ extern "C" {
   K("reduce_dims_finish", "akx::reduce_dims_finish_kernel<{A}, {O}>", 0)              \
   K("reduce_dims_pieces", "akx::reduce_dims_pieces_kernel<{A}, {O}>", 1)
 /* kernels/akx/scan.cuh: the look-back reset, the whole-array and slice tiles, the column scan
- * and its carries (what akx::scan_launch launches). */
+ * and its carries (what akx::scan_launch launches); for a user op, a piece's tile launches
+ * (kernels/akx/scan_carry.cuh). */
 #define AKX_SCAN_KERNELS(K)                                                                                   \
   K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)                                                 \
   K("scan_tile", "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::plain_scan<{O}, {A}>>>", 0)      \
   K("scan_slices", "akx::scan_tile_kernel<::akx::scan_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>", 0)      \
   K("scan_columns", "akx::scan_columns<{S}, {D}, {O}, {A}>", 0)                                               \
-  K("scan_columns_carry", "akx::scan_columns_carry<{O}, {A}>", 0)
+  K("scan_columns_carry", "akx::scan_columns_carry<{O}, {A}>", 0)                                             \
+  K("scan_carried", "akx::scan_tile_kernel<::akx::scan_carry_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>", 1)
 /* kernels/akx/findall.cuh: the look-back reset and the findall tile (akx::findall_launch). */
 #define AKX_FINDALL_KERNELS(K)                          \
   K("scan_init", "akx::scan_init<::akx::lookback_header>", 0) \

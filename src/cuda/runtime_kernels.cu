@@ -194,7 +194,8 @@ static_assert(in_family<AKX__FAMILY_REDUCE_DIMS>(akx::reduce_dims_rows_info) &&
 static_assert(in_family<AKX__FAMILY_SCAN>(akx::scan_init_info) && in_family<AKX__FAMILY_SCAN>(akx::scan_tile_info) &&
                   in_family<AKX__FAMILY_SCAN>(akx::scan_slices_info) &&
                   in_family<AKX__FAMILY_SCAN>(akx::scan_columns_info) &&
-                  in_family<AKX__FAMILY_SCAN>(akx::scan_columns_carry_info),
+                  in_family<AKX__FAMILY_SCAN>(akx::scan_columns_carry_info) &&
+                  in_family<AKX__FAMILY_SCAN>(akx::scan_carried_info),
               "scan's run-time launches ask for a kernel its family list does not hold");
 static_assert(in_family<AKX__FAMILY_FINDALL>(akx::scan_init_info) && in_family<AKX__FAMILY_FINDALL>(akx::findall_info),
               "findall's run-time launches ask for a kernel its family list does not hold");
@@ -253,6 +254,13 @@ struct scan_handles : handles {
               p.epoch, p.nodes_at);
   }
   size_t acc_size, acc_align;  // the kernels' accumulator: scan_columns' result layout
+  // scan_carry_policy<Src, Dst, S>'s bytes are scan_carry_params' (kernels/akx/scan_carry.cuh).
+  akx_status carried(const akx__scan_plan &p, int32_t mode, void *s) const {
+    const akx::scan_carry_params pol = akx::scan_carry_params::from_plan(p, mode);
+    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)acc_size);
+    return go(akx::scan_carried_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s,
+              pol, p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
+  }
   akx_status columns(dim3 grid, dim3 block, const akx__scan_plan &p, int32_t mode, void *s) const {
     struct alignas(16) result_bytes {
       unsigned char b[64];

@@ -218,13 +218,11 @@ static akx_status size_columns(const akx_context *ctx, const akx_scan_opts *opts
   return AKX_SUCCESS;
 }
 
-/* The tile scans' block, items and shared memory (refused when over the device's per-block
- * limit), their tiles, and the look-back's workspace. A slice scan's nodes carry the slice. */
-static akx_status size_tiles(const akx_context *ctx, const akx_scan_opts *opts, const scan_checked *c,
-                             size_t acc_size, akx__scan_plan *p, size_t *ws_bytes) {
+akx_status akx__scan_size_tiles(const akx_context *ctx, const akx_scan_opts *opts, size_t acc_size,
+                                size_t acc_align, akx__scan_plan *p, size_t *ws_bytes) {
   const int64_t total = p->n * p->slices;
   const int seg = p->shape == AKX__SCAN_SLICES;
-  const size_t align = akx__acc_align(c->acc, c->user) > 4 ? akx__acc_align(c->acc, c->user) : 4;
+  const size_t align = acc_align > 4 ? acc_align : 4;
   const size_t node = seg ? AKX__ROUND_UP(acc_size + 4, align) : acc_size;
   const akx__tuning t = akx__scan_tile_tuning(ctx, seg ? node : acc_size, opts ? opts->block_size : 0,
                                               opts ? opts->items_per_thread : 0);
@@ -255,7 +253,7 @@ akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const
   const size_t acc_size = akx__acc_size(c.acc, c.user);
   *ws_bytes = 0;
   if (p->shape == AKX__SCAN_COLUMNS) AKX_TRY(size_columns(ctx, opts, piece, acc_size, p, ws_bytes));
-  else AKX_TRY(size_tiles(ctx, opts, &c, acc_size, p, ws_bytes));
+  else AKX_TRY(akx__scan_size_tiles(ctx, opts, acc_size, akx__acc_align(c.acc, c.user), p, ws_bytes));
   if (p->n * p->slices == 0 && !piece) *ws_bytes = 0; /* nothing to scan: no workspace */
   return AKX_SUCCESS;
 }

@@ -37,6 +37,11 @@ akx_status akx__lookback_take(akx_context *ctx, int64_t tiles, size_t node, akx_
 akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout, int32_t block_size,
                                  int32_t items_per_thread, size_t partial_size, size_t node_size,
                                  int64_t *dynamic_bytes);
+/* The tile scans' block, items and shared memory (refused when over the device's per-block
+ * limit), their tiles, and the look-back's workspace, for p's shape (WHOLE or SLICES: a slice
+ * scan's nodes carry the slice) and an accumulator of acc_size bytes aligned to acc_align. */
+akx_status akx__scan_size_tiles(const akx_context *ctx, const akx_scan_opts *opts, size_t acc_size,
+                                size_t acc_align, akx__scan_plan *p, size_t *ws_bytes);
 /* akx_scan's and akx_scan_piece's ladder but the launch: validation, canonical form, shape,
  * tuning, workspace size. `memory`: check data pointers too (a call, not a size query).
  * piece non-NULL: the column kernels, the kept dims unfolded in C order (the lines' order
