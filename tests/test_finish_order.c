@@ -25,8 +25,10 @@
  *    total is the fold of its chunks' totals, its carry the fold of the totals before it, each
  *    chunk starts from the carry then the chunks before it. Any data (every partial is a left
  *    fold, modelled whole).
- * Each model is checked against other orders first (a sequential fold, each lane's fold
- * reversed): the data must tell them apart, else the test could not fail. */
+ * The data of each case are drawn until the model tells its order from others (a sequential
+ * fold; each lane's or thread's fold reversed, where one folds three or more), else the case
+ * could not fail when the order changed. *_random_schedule runs the file with blocks finishing
+ * in a shuffled order: the bits stay the documented order's. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
