@@ -13,6 +13,7 @@
 #include <string.h>
 #include "akx.h"
 #include "akx_sim.h"
+#include "model_counts.h"
 
 enum { SUM, SCAN, FINDALL, DIMS, FAMILIES };
 static const char *const names[FAMILIES] = {"whole-array sum", "scan", "findall", "split dims sum"};
@@ -22,7 +23,7 @@ typedef struct {
   long long n;
 } buffers;
 
-static int call(akx_context *ctx, int family, const buffers *b) {
+static akx_status call(akx_context *ctx, int family, const buffers *b) {
   const long long n = b->n;
   akx_array s = akx_vector(b->src, AKX_FLOAT32, n);
   switch (family) {
@@ -50,16 +51,7 @@ static int call(akx_context *ctx, int family, const buffers *b) {
 /* The launches and model time of one call. */
 static int measure(akx_context *ctx, int family, const buffers *b, unsigned long long *launches, double *us) {
   akx_sim_counters_reset(ctx);
-  if (call(ctx, family, b) != AKX_SUCCESS) {
-    fprintf(stderr, "akx-model-calls: %s of %lld: %s\n", names[family], b->n, akx_last_error());
-    return 1;
-  }
-  akx_sim_kernel_counters t;
-  int32_t k = 0;
-  akx_sim_counters_get(ctx, &t, NULL, 0, &k);
-  *launches = (unsigned long long)t.launches;
-  *us = t.model_us;
-  return 0;
+  return model_counts_after(ctx, call(ctx, family, b), "akx-model-calls", names[family], b->n, launches, us);
 }
 
 static akx_context *open_with(const char *pdl, const char *one_launch) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "akx.h"
 #include "akx_sim.h"
+#include "model_counts.h"
 
 enum { SUM, SPLIT_DIMS, COLUMNS_DIMS, SCAN, FINDALL, SUM2, SCAN2, CALLS };
 static const char *const names[CALLS] = {"sum", "split dims", "columns dims", "scan", "findall", "sum", "scan"};
@@ -52,16 +53,7 @@ static akx_status call(akx_context *ctx, int k, const buffers *b) {
 
 static int measure(akx_context *ctx, int k, const buffers *b, unsigned long long *launches, double *us) {
   akx_sim_counters_reset(ctx);
-  if (call(ctx, k, b) != AKX_SUCCESS) {
-    fprintf(stderr, "akx-model-mix: %s of %lld: %s\n", names[k], b->n, akx_last_error());
-    return 1;
-  }
-  akx_sim_kernel_counters t;
-  int32_t count = 0;
-  akx_sim_counters_get(ctx, &t, NULL, 0, &count);
-  *launches = (unsigned long long)t.launches;
-  *us = t.model_us;
-  return 0;
+  return model_counts_after(ctx, call(ctx, k, b), "akx-model-mix", names[k], b->n, launches, us);
 }
 
 int main(int argc, char **argv) {

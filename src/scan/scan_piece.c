@@ -45,6 +45,23 @@ static akx_status pass(akx_context *ctx, const akx__scan_plan *p, int32_t step, 
   return akx__launch(ctx, akx__scan_combination(&q), &q);
 }
 
+/* Both paths' middle: T (the piece's totals per line) to the exchange, the totals of the pieces
+ * before this one into B_0 .. B_{b-1}, then the carry over B and R_0 (R_0 <- their fold, in
+ * order: R_0 follows B_{b-1}). */
+static akx_status exchange_and_carry(akx_context *ctx, const akx__scan_plan *p, const akx_scan_piece_t *piece,
+                                     const void *T, char *B, size_t row) {
+  const int64_t before = piece->pieces_before;
+  const void *totals = NULL;
+  AKX_TRY(piece->exchange(piece->arg, T, row, &totals));
+  if (before > 0) {
+    if (!totals)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no totals for the %lld "
+                       "pieces before this one", (long long)before);
+    AKX_TRY(ctx->be->memcpy(ctx, B, totals, (size_t)before * row, AKX_COPY_DEVICE_TO_DEVICE));
+  }
+  return pass(ctx, p, AKX__SCAN_STEP_CARRY, B, before + 1);
+}
+
 /* Lines the column kernels would cut into more chunks than this take the tile path: its
  * look-back is about log2(tiles) dependent steps and it adds one launch, where the column path
  * folds the chunks twice, one after another. */
@@ -116,15 +133,7 @@ static akx_status piece_tiles(akx_context *ctx, const akx__scan_plan *p, const a
   const size_t T_at = rows_at + (size_t)(before + 1) * row;
   AKX_TRY(tile_launch(ctx, &q, need, need.scratch, AKX__SCAN_STEP_TOTALS, T_at, &scratch));
   char *const B = scratch + rows_at, *const R0 = B + (size_t)before * row, *const T = R0 + row;
-  const void *totals = NULL;
-  AKX_TRY(piece->exchange(piece->arg, T, row, &totals));
-  if (before > 0) {
-    if (!totals)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no totals for the %lld "
-                       "pieces before this one", (long long)before);
-    AKX_TRY(ctx->be->memcpy(ctx, B, totals, (size_t)before * row, AKX_COPY_DEVICE_TO_DEVICE));
-  }
-  AKX_TRY(pass(ctx, p, AKX__SCAN_STEP_CARRY, B, before + 1)); /* R_0 <- the carry */
+  AKX_TRY(exchange_and_carry(ctx, p, piece, T, B, row)); /* R_0 <- the carry */
   AKX_TRY(tile_launch(ctx, &q, need, nodes, AKX__SCAN_STEP_CARRIED, (size_t)(R0 - scratch), &again));
   if (again != scratch)
     return akx__fail(AKX_ERROR_INTERNAL, "a piece's second look-back status moved its scratch (%p, was %p)",
@@ -167,15 +176,7 @@ static akx_status piece_locked(akx_context *ctx, const akx_array *dst, const akx
     AKX_TRY(ctx->be->memcpy(ctx, S1, R1, (size_t)c * row, AKX_COPY_DEVICE_TO_DEVICE));
   }
   AKX_TRY(pass(ctx, &p, AKX__SCAN_STEP_CARRY, c > 0 ? (void *)S1 : (void *)T, c + 1));
-  const void *totals = NULL;
-  AKX_TRY(piece->exchange(piece->arg, T, row, &totals));
-  if (before > 0) {
-    if (!totals)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->exchange gave no totals for the %lld "
-                       "pieces before this one", (long long)before);
-    AKX_TRY(ctx->be->memcpy(ctx, B, totals, (size_t)before * row, AKX_COPY_DEVICE_TO_DEVICE));
-  }
-  AKX_TRY(pass(ctx, &p, AKX__SCAN_STEP_CARRY, B, before + 1)); /* R_0 <- the carry */
+  AKX_TRY(exchange_and_carry(ctx, &p, piece, T, B, row)); /* R_0 <- the carry */
   if (c == 0) return AKX_SUCCESS;
   AKX_TRY(pass(ctx, &p, AKX__SCAN_STEP_CARRY, R0, c + 1)); /* R_k <- carry o chunks < k */
   return pass(ctx, &p, AKX__SCAN_STEP_SCAN, R1, c);
