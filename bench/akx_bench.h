@@ -174,6 +174,9 @@ int64_t product(int nd, const int64_t *shape);
 akx_status buffers_create(akx_context *ctx, buffers *b, akx_dtype t, int64_t n, size_t dst_bytes,
                           uint64_t seed);
 void buffers_destroy(akx_context *ctx, buffers *b);
+/* b's input (of buffers_create) made zero but for about permille/1000 of its elements, chosen
+ * at random (bool: 1, else its nonzero value), on the host and the device (findall). */
+akx_status buffers_select(akx_context *ctx, buffers *b, akx_dtype t, int64_t n, int permille, uint64_t seed);
 void use_buffers(op_arg *a, const buffers *b);
 int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size);
 

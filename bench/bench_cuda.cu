@@ -134,7 +134,12 @@ cudaError_t cub_call(session &s, const akx_bench_cuda_case &c, void *temp, size_
       return cub::DeviceSegmentedReduce::Reduce(temp, bytes, static_cast<const float *>(c.src),
                                                 static_cast<float *>(s.peer_out), c.segments,
                                                 s.offsets, s.offsets + 1, add_float{}, 0.0f, s.stream);
-    case AKX_PEER_SELECT_FLAGGED:
+    case AKX_PEER_SELECT_FLAGGED:  /* the source's elements are the flags (nonzero: selected) */
+      if (c.dtype == AKX_FLOAT32)
+        return cub::DeviceSelect::Flagged(temp, bytes, thrust::make_counting_iterator<int64_t>(0),
+                                          static_cast<const float *>(c.src),
+                                          static_cast<int64_t *>(s.peer_out),
+                                          static_cast<int64_t *>(s.peer_count), c.n, s.stream);
       return cub::DeviceSelect::Flagged(temp, bytes, thrust::make_counting_iterator<int64_t>(0),
                                         static_cast<const uint8_t *>(c.src),
                                         static_cast<int64_t *>(s.peer_out),

@@ -110,7 +110,7 @@ int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
   } else if (ok && a->kind == OP_FINDALL) {
     int64_t k = 0;
     for (int64_t i = 0; i < a->n && ok; ++i) {
-      if (!((const uint8_t *)a->host_src)[i]) continue;
+      if (load_value(a->host_src, a->src.dtype, i) == 0) continue;
       if (k >= a->count || ((const int64_t *)got)[k] != i) {
         snprintf(why, why_size, "index %" PRId64 " is %" PRId64 ", expected %" PRId64, k,
                  k < a->count ? ((const int64_t *)got)[k] : -1, i);
@@ -177,6 +177,13 @@ akx_status buffers_create(akx_context *ctx, buffers *b, akx_dtype t, int64_t n,
     buffers_destroy(ctx, b);
   }
   return s;
+}
+
+akx_status buffers_select(akx_context *ctx, buffers *b, akx_dtype t, int64_t n, int permille, uint64_t seed) {
+  for (int64_t i = 0; i < n; ++i)
+    if ((int)(mix((uint64_t)i * 0x9e3779b97f4a7c15u + seed + 1) % 1000) >= permille) store_value(b->host, t, i, 0);
+    else store_value(b->host, t, i, t == AKX_BOOL ? 1 : value_at(seed, i));
+  return akx_memcpy(ctx, b->src, b->host, (size_t)n * akx_dtype_size(t), AKX_COPY_HOST_TO_DEVICE);
 }
 
 void use_buffers(op_arg *a, const buffers *b) {

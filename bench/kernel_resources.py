@@ -367,10 +367,11 @@ BLOCK = 256  # every tuning row's block (src/core/tuning.c)
 
 def dynamic_smem(fn, acc):
     """A tile's partials at the default tuning (src/core/tuning.c: items per accumulator size;
-    kernels/akx/scan_layout.cuh: runs of 1- and 2-byte partials padded to an odd word count)."""
-    if fn not in ("scan_tile", "scan_slices", "findall_tile"):
+    kernels/akx/scan_layout.cuh: runs of 1- and 2-byte partials padded to an odd word count).
+    findall's selection tile has static shared memory only (kernels/akx/select_tile.cuh)."""
+    if fn not in ("scan_tile", "scan_slices"):
         return 0
-    w = 8 if fn == "findall_tile" else SIZES[acc]
+    w = SIZES[acc]
     ipt = 4 if fn == "scan_slices" else {1: 32, 2: 32, 4: 16, 8: 8, 16: 4}[w]
     stride = ipt
     if w < 4:

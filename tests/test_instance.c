@@ -63,7 +63,7 @@ static const family_case cases[] = {
     {{AKX__FAMILY_FINDALL, AKX_BOOL, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD},
      "#include \"akx/findall.cuh\"\n",
      2,
-     {"akx::scan_init<::akx::lookback_header>", "akx::scan_tile_kernel<::akx::findall_policy<bool>>"}},
+     {"akx::scan_init<::akx::lookback_header>", "akx::findall_kernel<bool>"}},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -116,8 +116,8 @@ Test(instance, text_is_a_function_of_the_key) {
                    "\n"
                    "template AKX_GLOBAL decltype(akx::scan_init<::akx::lookback_header>) "
                    "akx::scan_init<::akx::lookback_header>;\n"
-                   "template AKX_GLOBAL decltype(akx::scan_tile_kernel<::akx::findall_policy<uint8_t>>) "
-                   "akx::scan_tile_kernel<::akx::findall_policy<uint8_t>>;\n");
+                   "template AKX_GLOBAL decltype(akx::findall_kernel<uint8_t>) "
+                   "akx::findall_kernel<uint8_t>;\n");
   /* findall reads no op. */
   akx__instance g = generate(key(AKX__FAMILY_FINDALL, AKX_UINT8, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_XOR));
   cr_assert_str_eq(f.source, g.source);

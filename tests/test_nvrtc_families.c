@@ -186,8 +186,8 @@ ParameterizedTest(combination *c, nvrtc_families, cubin_and_ptx, .timeout = 600)
 
 /* A kernel's lowered name is nvcc's for the same instance: int64_t is long here as in glibc
  * (kernels/akx/std.cuh), so scan_init<lookback_header>(lookback_header *, uint32_t *, int64_t)
- * ends in "Pjl", and the tile kernel's (policy, status, tiles, items, layout, epoch, status
- * slots) in "Ejl" (cuobjdump -symbols build/libakx.so lists the same names). */
+ * ends in "Pjl", and findall's tile kernel<int64_t> (its plan by value) in "IlEEv17akx__findall_plan"
+ * (cuobjdump -symbols build/libakx.so lists the same names). */
 Test(nvrtc_families, lowered_names_are_nvccs) {
   require_nvrtc();
   akx__instance_key k = {AKX__FAMILY_FINDALL, AKX_INT64, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD};
@@ -196,7 +196,7 @@ Test(nvrtc_families, lowered_names_are_nvccs) {
   akx__nvrtc_result ptx;
   compile(&in, release_options, N_RELEASE_OPTIONS, 80, 1, &ptx);
   cr_assert_str_eq(ptx.lowered_names[0], "_ZN3akx9scan_initINS_15lookback_headerEEEvPT_Pjl");
-  cr_assert_str_eq(ptx.lowered_names[1], "_ZN3akx16scan_tile_kernelINS_14findall_policyIlEEEEvT_PvliNS_11scan_layoutEjl");
+  cr_assert_str_eq(ptx.lowered_names[1], "_ZN3akx14findall_kernelIlEEv17akx__findall_plan");
   akx__nvrtc_result_free(&ptx);
   akx__instance_free(&in);
 }

@@ -239,10 +239,11 @@ Test(scan_shapes, slices_tile_count) {
   tiles_side(&L, 1, "scan_slices", node, 0, 0, 2);
 }
 
-/* findall: tiles of the 8-byte row (256 x 8 = 2048 elements): 2048 nonzero elements are one
- * tile, 2049 two; every position comes back (status first, then the count). */
+/* findall: its selection tile (kernels/akx/select_tile.cuh: 256 threads x AKX__FINDALL_VECTORS
+ * 16-byte vectors, 16 int8 elements each, on an aligned source): a tile of nonzero elements is
+ * one tile, one more two; every position comes back (status first, then the count). */
 Test(scan_shapes, findall_tile_count) {
-  const int64_t tile = tile_of(8, 0, 0);
+  const int64_t tile = 256 * (int64_t)AKX__FINDALL_VECTORS * 16;
   for (int64_t n = tile; n <= tile + 1; n++) {
     unsigned char *h = tfx_xmalloc((size_t)n);
     memset(h, 1, (size_t)n);

@@ -133,7 +133,7 @@ Test(sim_module, a_units_entry_calls_its_familys_launcher) {
        "return ::akx::scan_launch<uint8_t, float, uint64_t, ::akx::op_mul>(*p, stream);",
        "akx::scan_columns_carry<::akx::op_mul, uint64_t>"},
       {AKX__FAMILY_FINDALL, AKX_BOOL, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, AKX_OP_ADD,
-       "return ::akx::findall_launch<bool>(*p, stream);", "akx::scan_tile_kernel<::akx::findall_policy<bool>>"},
+       "return ::akx::findall_launch<bool>(*p, stream);", "akx::findall_kernel<bool>"},
   };
   for (auto &c : cases) {
     char *text = nullptr;

@@ -85,14 +85,27 @@ static void mixed_rounds(akx_context *c, int64_t n, int rounds) {
 
 TestSuite(steady_state, .timeout = 600);
 
-Test(steady_state, mixed_sequence_is_one_launch_per_call) {
+/* 100 rounds at 10^4; fewer at the larger sizes, whose calls take the sim longer (the
+ * workspace's states repeat from the second round on: the rounds after it add no case). One
+ * test per size, so that Criterion's jobs run them side by side. */
+Test(steady_state, mixed_sequence_is_one_launch_per_call_at_10e4) {
   akx_context *c = tfx_open();
-  /* 100 rounds at 10^4; fewer at the larger sizes, whose calls take the sim longer (the
-   * workspace's states repeat from the second round on: the rounds after it add no case). */
   mixed_rounds(c, 10000, 100);
+  tfx_close(c);
+}
+
+Test(steady_state, mixed_sequence_is_one_launch_per_call_at_10e5) {
+  akx_context *c = tfx_open();
   mixed_rounds(c, 100000, 10);
+  tfx_close(c);
+}
+
+/* Up from 10^4 through 10^6 on one context, then back down: the workspace grown by the larger
+ * calls serves the smaller ones as it is. */
+Test(steady_state, mixed_sequence_is_one_launch_per_call_up_to_10e6_and_back) {
+  akx_context *c = tfx_open();
+  mixed_rounds(c, 10000, 2);
   mixed_rounds(c, 1000000, 2);
-  /* Back down: the workspace serves the smaller sizes as it is. */
   mixed_rounds(c, 10000, 2);
   tfx_close(c);
 }
@@ -134,11 +147,12 @@ Test(steady_state, a_new_grown_or_widened_workspace_is_zeroed_once) {
   akx_context *c = tfx_open();
   EXPECT_CALL(c, cc_scan_vector(c, 100000, 1), 1, 1, "the first call: a new buffer, zeroed");
   EXPECT_CALL(c, cc_scan_vector(c, 100000, 2), 1, 0, "the same call again");
-  EXPECT_CALL(c, cc_scan_vector(c, 1000000, 3), 1, 1, "a larger call: the buffer grown, zeroed");
-  /* findall's tiles (int64 partials) are more than the float32 scan's: the layout widens once. */
-  EXPECT_CALL(c, cc_findall(c, 1000000, 50, 4), 1, 1, "findall of more tiles than the scan's flags");
-  EXPECT_CALL(c, cc_scan_vector(c, 1000000, 41), 1, 0, "the scan on findall's flags");
-  EXPECT_CALL(c, cc_findall(c, 1000000, 50, 42), 1, 0, "findall again");
+  /* More tiles than the flags laid out (findall's 123 at 10^6 against the scan's 25): the
+   * layout widens, or the buffer grows: zeroed once either way. */
+  EXPECT_CALL(c, cc_findall(c, 1000000, 50, 3), 1, 1, "findall of more tiles than the scan's flags");
+  EXPECT_CALL(c, cc_scan_vector(c, 1000000, 4), 1, 1, "a scan of more tiles than findall's");
+  EXPECT_CALL(c, cc_findall(c, 1000000, 50, 41), 1, 0, "findall on the scan's flags");
+  EXPECT_CALL(c, cc_scan_vector(c, 1000000, 42), 1, 0, "the scan again");
   /* A split dims reduction's tickets widen the layout: its tags zeroed once, in place. */
   EXPECT_CALL(c, cc_sums_along(c, 100, 1000, 1, 5), 1, 1, "the first split dims reduction");
   EXPECT_CALL(c, cc_scan_vector(c, 1000000, 6), 1, 0, "a scan after it keeps its flags");

@@ -40,9 +40,11 @@
 //    ended: all of them are resident by then, so its waiting blocks take no slot one of
 //    ours needs). The sim fails a PDL launch's global access made before the wait;
 //  - status words that say "not ready" must not be mistaken for an earlier call's: the
-//    cached workspace holds the last call's flags, or another family's bytes (the sim fills it
-//    with poison). Either the call resets them, or they carry the call's epoch and the host
-//    resets them whenever they may hold anything else (kernels/akx/lookback.cuh).
+//    workspace holds the last call's flags, or bytes no call of the family wrote (a caller's
+//    buffer too small for two families' tags, an interrupted call; the sim fills what the host
+//    does not know with poison). They carry the call's epoch and live where no other family
+//    writes (src/core/workspace.c, "The regions"), and the host resets them whenever they may
+//    hold anything else (kernels/akx/lookback.cuh).
 #pragma once
 #include "akx/std.cuh"
 #include "akx.h"

@@ -1,82 +1,96 @@
 // findall: 0-based positions (memory order) of the nonzero elements, in one pass over the
-// source: the tile scan of kernels/akx/scan_tile.cuh over int64 flags, whose results are each
-// element's output slot; the striped store scatters the positions of flagged elements
-// (consecutive flagged elements, consecutive slots: the stores of a warp stay together).
-// The last tile stores the total for the host (snprintf-style: the count is the total even
-// when the capacity is smaller; at most capacity positions are written). A piece of a longer
-// array (akx_findall_piece) stores its positions moved to the whole array's.
+// source: the selection tile of kernels/akx/select_tile.cuh with the predicate "nonzero" and
+// the element's position as what is stored. The last tile stores the total for the host
+// (snprintf-style: the count is the total even when the capacity is smaller; at most capacity
+// positions are written). A piece of a longer array (akx_findall_piece) stores its positions
+// moved to the whole array's.
 #pragma once
 #include "akx/scan.cuh"
+#include "akx/select_tile.cuh"
 
 namespace akx {
 
-// Opts in to shared memory above 48 KiB, as the scan tiles (kernels/akx/scan_tile.cuh).
-constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch<long long>, true};
+// The loads a thread keeps in flight: 8 vectors of 16 bytes (the model's bytes in flight,
+// kernels/akx/select_tile.cuh's batch) in every tile of a contiguous source but the head and
+// tail tiles, which load a slot at a time (as every tile of a strided source: a slot's
+// elements, up to 16 scalar loads, in flight). Registers: the 1-byte instances' (the most: 72;
+// CUDA 13.0, sm_90); each launch takes its instance's from src/sim/kernel_resources.inc.
+constexpr int findall_batch = 8;
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 72, findall_batch, false};
 
 template <class Src>
 struct findall_policy {
-  using scan = plain_scan<op_add, long long>;
-  using Acc = long long;
-  static constexpr long long flag = (long long)(1ull << 62);  // slots stay below 2^62
-  const Src *src;
-  akx__index_map map;  // position -> element offset
-  long long *indices;
-  int64_t capacity;
-  int64_t n, total;
-  int64_t d_slice, d_i;
-  akx__positions at;  // where the positions sit in a whole array ({0, 0, 0}: their own)
+  // A bool is any byte, nonzero true: its vectors are read as bytes (16 in 4 registers).
+  using Item = typename conditional<is_same<Src, bool>::value, unsigned char, Src>::type;
+  static constexpr int per_vector = 16 / (int)sizeof(Src);
+  using Raw = vec<Item, per_vector>;
+  using Out = long long;
+  using Staged = uint16_t;  // an element's offset in its tile
+  static constexpr int vectors = AKX__FINDALL_VECTORS;
+  static constexpr int batch = vectors < findall_batch ? vectors : findall_batch;
+  static_assert(AKX_MAX_BLOCK_SCAN * vectors * per_vector <= 65536, "a tile's offsets fit 16 bits");
+  // The kernel's parameter, read where used (a copy of its index map would be a local array).
+  const akx__findall_plan &plan;
+  int64_t n, shift, capacity;
 
-  AKX_DEVICE Acc load(const slice_cursor &c) const {
-    return nonzero(gld_wide(src + index_map_offset(map, c.i))) ? 1 : 0;
+  // Whether the `elements` from `position` are all in the source and read in vectors.
+  AKX_DEVICE bool whole(int64_t position, int64_t elements) const {
+    return plan.vectorised && position >= 0 && position + elements <= n;
   }
-  template <class X>
-  AKX_DEVICE static bool nonzero(const X &x) {
-    if constexpr (is_cplx_v<X>) return widen(x.re) != 0 || widen(x.im) != 0;
-    else if constexpr (is_same<X, bool>::value) return x;
-    else return widen(x) != 0;
+  // Vector slot k of a whole tile: one 16-byte load.
+  AKX_DEVICE Raw load_whole(int64_t k) const {
+    return gld_vec<Item, per_vector>(static_cast<const Item *>(plan.src) + (k * per_vector - shift));
   }
-  AKX_DEVICE Acc emit(const Acc &before, const Acc &, const Acc &x, bool) const {
-    return x ? (before | flag) : before;
-  }
-  AKX_DEVICE void store(const slice_cursor &, const Acc &v, int64_t position) const {
-    if (v & flag) {
-      const long long slot = v & ~flag;
-      if (slot < capacity)
-        gst(indices + slot, (long long)(at.base + position + (at.block > 0 ? idiv(position, at.block) * at.skip : 0)));
+  // Any vector slot: one 16-byte load where it is whole, else element by element (the head and
+  // tail of a vectorised source; every slot of a strided one), zeros outside [0, n).
+  AKX_DEVICE Raw load(int64_t k) const {
+    const Item *items = static_cast<const Item *>(plan.src);
+    const int64_t first = k * per_vector - shift;
+    if (plan.vectorised && first >= 0 && first + per_vector <= n) return gld_vec<Item, per_vector>(items + first);
+    Raw x{};
+#pragma unroll
+    for (int e = 0; e < per_vector; ++e) {
+      const int64_t i = first + e;
+      if (i >= 0 && i < n)
+        x.v[e] = gld_wide(items + (plan.vectorised ? i : mixed_radix_offset(i, plan.src_map.ndim, plan.src_map.shape,
+                                                                               plan.src_map.strides)));
     }
+    return x;
   }
-  AKX_DEVICE void finish(const Acc &total_count, bool last, lookback_header *head) const {
-    if (last) gst(&head->count, total_count);
+  // Bit e: element e of the slot is nonzero (numpy's: NaN is, -0.0 is not; either part of a
+  // complex; any nonzero byte of a bool).
+  AKX_DEVICE static uint32_t selected(const Raw &x) {
+    uint32_t m = 0;
+#pragma unroll
+    for (int e = 0; e < per_vector; ++e) {
+      bool nz;
+      if constexpr (is_cplx_v<Item>) nz = widen(x.v[e].re) != 0 || widen(x.v[e].im) != 0;
+      else nz = widen(x.v[e]) != 0;
+      if (nz) m |= 1u << e;
+    }
+    return m;
   }
-
-  AKX_HD_INLINE static findall_policy from_plan(const akx__findall_plan &p) {
-    findall_policy pol;
-    pol.src = static_cast<const Src *>(p.src);
-    pol.map = p.src_map;
-    pol.indices = reinterpret_cast<long long *>(p.indices);
-    pol.capacity = p.capacity;
-    pol.n = p.n;
-    pol.total = p.n;
-    pol.d_slice = 0;
-    pol.d_i = p.block_size;
-    pol.at = p.positions;
-    return pol;
+  AKX_DEVICE void store(int64_t slot, Staged offset, int64_t tile_position) const {
+    const int64_t position = tile_position + offset;
+    const akx__positions &at = plan.positions;  // where the positions sit in a whole array
+    gst(reinterpret_cast<long long *>(plan.indices) + slot,
+        (long long)(at.base + position + (at.block > 0 ? idiv(position, at.block) * at.skip : 0)));
   }
+  AKX_DEVICE void finish(long long total, lookback_header *head) const { gst(&head->count, total); }
 };
+
+// The tile kernel: the plan by value (src/cuda/runtime_kernels.cu passes the same bytes).
+template <class Src>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
+void findall_kernel(akx__findall_plan p) {
+  grid_dependency_wait();  // PDL (kernels/akx/device.cuh): before the first global access
+  grid_dependents_launch();
+  // The look-back status: the one place the kernel says where it lies.
+  const lookback_status<long long> st = lookback_status<long long>::at(p.status, p.nodes_at);
+  select_tile_body(findall_policy<Src>{p, p.n, p.shift, p.capacity}, st, p.tiles, p.epoch);
+}
 
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
-// findall_policy<Src>'s C layout, whatever Src (src/cuda/runtime_kernels.cu writes it).
-struct findall_policy_c {
-  const void *src;
-  akx__index_map map;
-  long long *indices;
-  int64_t capacity, n, total, d_slice, d_i;
-  akx__positions at;
-};
-static_assert(sizeof(findall_policy<double>) == sizeof(findall_policy_c) &&
-                  __builtin_offsetof(findall_policy<double>, at) == __builtin_offsetof(findall_policy_c, at),
-              "findall_policy's layout is findall_policy_c's");
-
 // findall's kernels as its launch sequence calls them (as kernels/akx/scan.cuh's scan_kernels).
 template <class Src>
 struct findall_kernels {
@@ -84,21 +98,15 @@ struct findall_kernels {
     return scan_kernels<void, void, void, void>{}.init(status, tiles, stream);
   }
   akx_status tile(const akx__findall_plan &p, void *stream) const {
-    return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, void, void>(findall_info),
-                                            scan_load_batch<long long>, p.items_per_thread)),
-                      (scan_tile_kernel<findall_policy<Src>>),
-                      dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream,
-                      findall_policy<Src>::from_plan(p), p.status, p.tiles, p.items_per_thread,
-                      scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long)), p.epoch,
-                      p.nodes_at);
+    return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (findall_kernel<Src>), dim3((unsigned)p.tiles),
+                      dim3((unsigned)p.block_size), 0, stream, p);
   }
 };
 
 template <class K>
 akx_status findall_launch_with(const akx__findall_plan &p, const K &k, void *stream) {
   if (p.n == 0) return AKX_SUCCESS;
-  // The plan sized and checked the tile's shared memory (src/scan/tile_shared.cpp); the
-  // status is reset only when it may hold foreign bytes (kernels/akx/lookback.cuh).
+  // The status is reset only when it may hold foreign bytes (kernels/akx/lookback.cuh).
   if (p.reset_status) AKX_TRY(k.init(p.status, p.reset_flags, stream));
   return k.tile(p, stream);
 }

@@ -77,8 +77,9 @@ struct lookback_status {
 constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
 
 // Resets the header and the flags of `tiles` tiles to 0, which no call's epoch is: launched
-// only when the status may hold foreign bytes (a new workspace, another family's partials,
-// the sim's poison) or the epoch wrapped.
+// only when the status may hold foreign bytes (a caller's buffer too small for two families'
+// tags, an interrupted call, the sim's poison) or the epoch wrapped (then every flag of the
+// workspace's layout).
 // (A template only so that every instance file may hold it: a kernel defined in a header.)
 template <class H>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS(scan_init_info.max_threads)

@@ -202,17 +202,25 @@ typedef enum {
   AKX__SCAN_LAYOUT_ODD_STRIDE = 2     /* AK's padded tiles: even runs padded by one element */
 } akx__scan_layout;
 
-/* findall (kernels/akx/findall.cuh): nonzero flags -> tile scan -> scatter of positions. */
+/* findall (kernels/akx/findall.cuh, kernels/akx/select_tile.cuh): nonzero flags -> tile count
+ * -> look-back -> compaction of the positions. 16-byte vectors per thread of a tile (the
+ * kernel's compile-time figure, all of them loads in flight, and the planner's tile size: one
+ * place): a tile of 256 threads reads 32 KiB, 2 K to 32 K elements (offsets of 16 bits). 16 made
+ * ptxas spill the 4-byte instances at the tile kernels' 80-register bound (CUDA 13.0, sm_90). */
+#define AKX__FINDALL_VECTORS 8
 typedef struct {
   const void *src;
   int32_t src_dtype;
+  int32_t vectorised;     /* contiguous, aligned to its element: 16-byte loads (else each
+                             element through src_map) */
   int64_t n;
+  int64_t shift;          /* vectorised: elements between the 16-byte boundary at or before
+                             src and src (the head of the first vector) */
   akx__index_map src_map; /* position (memory order) -> element offset */
   int64_t *indices;
   int64_t capacity;
-  int32_t block_size, items_per_thread, layout;
+  int32_t block_size, items_per_thread; /* items: elements per thread of a tile */
   int64_t tiles;
-  int64_t smem_bytes;     /* dynamic shared memory per tile (src/scan/tile_shared.cpp) */
   void *status;           /* the workspace's start (kernels/akx/lookback.cuh's header, the
                              count in it, then the flags) */
   uint32_t epoch;         /* the call's epoch (kernels/akx/lookback.cuh) */

@@ -3,8 +3,10 @@
 //           partial (or, when one block covers the input, the finished result);
 //   finish: the last block to park its partial (a ticket it puts back to 0) reduces the
 //           partials in index order and stores through the finishing step; or, when the
-//           ticket may hold anything (the workspace's first call, another family's use), a
-//           second launch does (pass 2), with the same code, so the result is the same bits.
+//           ticket may hold anything (a caller's buffer too small for two families' tags, an
+//           interrupted call, a captured one), a second launch does (pass 2), with the same
+//           code, so the result is the same bits. The ticket is the workspace header's first
+//           word, among its tags (src/core/workspace.c, "The regions").
 // Vocabulary (moderngpu's): bd threads per block, L vector loads per thread per tile,
 // V elements per 16-byte vector, a tile is bd * L * V elements. Indices are zero-based.
 #pragma once

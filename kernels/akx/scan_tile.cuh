@@ -1,8 +1,10 @@
 // Tile scans with deterministic look-back (docs/scan_tiles.md): one tile per
 // block, taken from a ticket. The tile body is shared by the whole-array scan (one
 // sequence), the slice scan (many sequences of n elements back to back in index space,
-// scanned as one segmented sequence: short slices share a tile, long ones span tiles) and
-// findall (kernels/akx/findall.cuh); a policy says how elements are loaded and results stored.
+// scanned as one segmented sequence: short slices share a tile, long ones span tiles) and a
+// piece's lines with a carry read from the device (kernels/akx/scan_carry.cuh); a policy says
+// how elements are loaded and results stored. (findall has its own selection tile,
+// kernels/akx/select_tile.cuh, over the same look-back.)
 //   1. striped load: thread t takes elements t, t + bd, ... (coalesced), converted to the
 //      accumulator, into shared memory at kernels/akx/scan_layout.cuh's positions;
 //   2. each thread folds its run of ipt consecutive elements;

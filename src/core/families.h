@@ -69,10 +69,10 @@ extern "C" {
   K("scan_columns", "akx::scan_columns<{S}, {D}, {O}, {A}>", 0)                                               \
   K("scan_columns_carry", "akx::scan_columns_carry<{O}, {A}>", 0)                                             \
   K("scan_carried", "akx::scan_tile_kernel<::akx::scan_carry_policy<{S}, {D}, ::akx::seg_scan<{O}, {A}>>>", 1)
-/* kernels/akx/findall.cuh: the look-back reset and the findall tile (akx::findall_launch). */
+/* kernels/akx/findall.cuh: the look-back reset and the selection tile (akx::findall_launch). */
 #define AKX_FINDALL_KERNELS(K)                          \
   K("scan_init", "akx::scan_init<::akx::lookback_header>", 0) \
-  K("findall_tile", "akx::scan_tile_kernel<::akx::findall_policy<{S}>>", 0)
+  K("findall_tile", "akx::findall_kernel<{S}>", 0)
 
 typedef enum {
 #define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind) AKX__FAMILY_##ID,

@@ -45,6 +45,13 @@ static const tuning_row rows[] = {
     /* Scans along a strided dim (kernels/akx/scan_columns.cuh): a thread per column and chunk;
      * target_blocks = resident blocks per SM the chunking aims at (x SMs: a full wave). */
     {AKX__TUNE_SCAN_COLUMNS, 0, 0, 0, {256, 0, 8}},
+    /* findall's selection tile (kernels/akx/select_tile.cuh): block_size only, the largest
+     * the scan family's bound allows (kernels/akx/block_limits.h): the tile is that many threads
+     * x AKX__FINDALL_VECTORS 16-byte vectors (kernels/akx/plan.h), and the larger
+     * the tile, the fewer tiles and look-back steps (0.6 us each on the H200 profile: 10^7
+     * bool elements are 306 tiles, 10 steps). items_per_thread and target_blocks are not
+     * read. Not yet measured on a GPU. */
+    {AKX__TUNE_FINDALL, 0, 0, 0, {256, 0, 0}},
 };
 
 static int32_t default_items(size_t acc_size) {

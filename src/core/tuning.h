@@ -12,6 +12,7 @@ typedef enum {
   AKX__TUNE_SCAN_TILE,    /* whole-array and slice tile scans (kernels/akx/scan_*.cuh) */
   AKX__TUNE_SCAN_COLUMNS, /* scans along a strided dim: a thread per column */
   AKX__TUNE_REDUCE_DIMS,  /* reductions along dims (kernels/akx/reduce_dims*.cuh) */
+  AKX__TUNE_FINDALL,      /* findall's selection tile (kernels/akx/select_tile.cuh) */
   AKX__TUNE_FAMILY_COUNT
 } akx__tuning_family;
 

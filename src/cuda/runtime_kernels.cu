@@ -280,11 +280,7 @@ struct scan_handles : handles {
 struct findall_handles : handles {
   akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}, 0, 1}.init(status, tiles, s); }
   akx_status tile(const akx__findall_plan &p, void *s) const {
-    const akx::findall_policy_c pol{p.src, p.src_map, reinterpret_cast<long long *>(p.indices), p.capacity, p.n, p.n, 0,
-                                    p.block_size, p.positions};
-    const akx::scan_layout layout = akx::scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(long long));
-    return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, pol,
-              p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
+    return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), 0, s, p);
   }
 };
 

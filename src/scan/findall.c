@@ -1,5 +1,5 @@
-/* akx_findall: validate -> memory order of src -> tile scan of nonzero flags with a scatter
- * (kernels/akx/findall.cuh) -> the total back to the host. akx_findall_piece: the same, its
+/* akx_findall: validate -> memory order of src -> the selection tile of nonzero elements
+ * (kernels/akx/findall.cuh: counts, look-back, compaction) -> the total back to the host. akx_findall_piece: the same, its
  * positions moved to a whole array's by the scatter. akx_findall_workspace_size: the same plan,
  * its look-back status's size. */
 #include <inttypes.h>
@@ -8,8 +8,7 @@
 #include "launch/route.h"
 #include "scan_plan.h"
 
-/* src's positions in memory order (akx__memory_order_fold): the index map the scatter
- * inverts. */
+/* src's positions in memory order (akx__memory_order_fold): position -> element offset. */
 static void memory_order(const akx_array *a, akx__index_map *m) { m->ndim = akx__memory_order_fold(a, m->shape, m->strides); }
 
 /* Validation and the plan, shared by the call and its workspace query (so that the size the
@@ -47,18 +46,26 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
   p.indices = (int64_t *)indices->data;
   p.capacity = indices->shape[0];
   if (piece) p.positions = (akx__positions){piece->position_base, piece->position_block, piece->position_skip};
-  p.layout = ctx->settings.scan_layout;
-  const akx__tuning t = akx__scan_tile_tuning(ctx, 8, 0, 0);
+  /* 16-byte loads where the source is contiguous and its address a multiple of its element
+   * (a 16-byte element: of 16): `shift` elements of the first vector lie before src. */
+  const size_t elem = akx_dtype_size(src->dtype);
+  const uintptr_t addr = (uintptr_t)src->data;
+  const int contiguous = p.src_map.ndim == 0 || (p.src_map.ndim == 1 && p.src_map.strides[0] == 1);
+  p.vectorised = contiguous && addr % elem == 0 && (elem < 16 || addr % 16 == 0);
+  p.shift = p.vectorised ? (int64_t)(addr % 16 / elem) : 0;
+  const akx__tuning t = akx__tuning_lookup(AKX__TUNE_FINDALL, ctx->info.cc_major, ctx->info.cc_minor, elem, NULL);
   p.block_size = t.block_size;
-  p.items_per_thread = t.items_per_thread;
-  AKX_TRY(akx__scan_tile_shared(ctx, p.layout, t.block_size, t.items_per_thread, 8, 8, &p.smem_bytes));
-  const int64_t tile = (int64_t)t.block_size * t.items_per_thread;
-  p.tiles = p.n / tile + (p.n % tile != 0);
-  if (p.tiles > INT32_MAX)
+  p.items_per_thread = AKX__FINDALL_VECTORS * (int32_t)(16 / elem);
+  /* Tiles over 16-byte vector slots, the first one starting `shift` elements before src. */
+  const int64_t per_vector = (int64_t)(16 / elem), per_tile = (int64_t)t.block_size * AKX__FINDALL_VECTORS;
+  p.tiles = ((p.n + p.shift + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  /* The workspace is sized for any shift (the query reads no address), a tile more at most. */
+  const int64_t most = ((p.n + per_vector - 1 + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  if (most > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
                      p.n);
   /* The look-back status the tiles share (akx__lookback_bytes), which also carries the count. */
-  *ws_bytes = p.n > 0 ? akx__lookback_bytes(p.tiles, 8) : 0;
+  *ws_bytes = p.n > 0 ? akx__lookback_bytes(most, 8) : 0;
   *pp = p;
   return AKX_SUCCESS;
 }
