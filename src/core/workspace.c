@@ -242,6 +242,7 @@ static akx_status too_small(const akx_context *ctx, const akx__ws_need *need, in
 /* Places the call (akx__ws_place) and carries the placement out; the grant's pointers. */
 static akx_status take(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g) {
   memset(g, 0, sizeof *g);
+  if (akx__ws_need_bytes(need) == 0) return AKX_SUCCESS; /* nothing taken: every pointer NULL */
   int capturing = 0;
   AKX_TRY(ctx->be->is_capturing(ctx, &capturing));
   akx__ws_layout next;
