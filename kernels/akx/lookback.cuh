@@ -73,6 +73,26 @@ struct lookback_status {
   }
 };
 
+// The tile a block takes, in ticket order (never by blockIdx), for every tile body over the
+// look-back (kernels/akx/scan_tile.cuh, kernels/akx/select_tile.cuh): thread 0 draws it into
+// `slot` (one shared word), the block reads it after a barrier. The last ticket: every tile of
+// the launch has drawn its own (one atomic word, one order of its changes), so the counter goes
+// back to 0 for the next call, as the reset kernel would leave it; stream order makes the store
+// visible to the next launch. A ticket past the tile count means another call reset the header
+// mid-launch (`what` says whose tile; a trap in debug builds).
+template <class Slot>
+AKX_DEVICE uint64_t draw_tile(lookback_header *head, int64_t tiles, const Slot &slot, const char *what) {
+  if (threadIdx.x == 0) {
+    const unsigned long long mine = atomicAdd(&head->ticket, 1ull);
+    if (mine + 1 == (unsigned long long)tiles) atomicExch(&head->ticket, 0ull);
+    slot.st(0, mine);
+  }
+  __syncthreads();
+  const uint64_t t = slot.ld(0);
+  debug_trap_if(t >= (uint64_t)tiles, what);
+  return t;
+}
+
 // Launched with 256 threads (kernels/akx/scan.cuh, scan_kernels::init).
 constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
 

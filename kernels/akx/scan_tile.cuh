@@ -129,18 +129,8 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
   AKX_SHARED(unsigned long long, ticket, 1);
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x;
   const lookback_status<T> st = lookback_status<T>::at(status, nodes_at);
-  if (tid == 0) {
-    const unsigned long long mine = atomicAdd(&st.head->ticket, 1ull);
-    // The last ticket: every tile of the launch has drawn its own (one atomic word, one
-    // order of its changes), so the counter goes back to 0 for the next call, as the reset
-    // kernel would leave it. Stream order makes the store visible to the next launch.
-    if (mine + 1 == (unsigned long long)tiles) atomicExch(&st.head->ticket, 0ull);
-    ticket.st(0, mine);
-  }
-  __syncthreads();
-  const uint64_t t = ticket.ld(0);
-  debug_trap_if(t >= (uint64_t)tiles, "scan tile: a ticket past the tile count (the status "
-                                      "header was reset by another call mid-launch)");
+  const uint64_t t = draw_tile(st.head, tiles, ticket, "scan tile: a ticket past the tile count (the status "
+                                                        "header was reset by another call mid-launch)");
   const int64_t tile_elems = (int64_t)bd * ipt;
   const int64_t base = (int64_t)t * tile_elems;
   const int64_t valid = p.total - base < tile_elems ? p.total - base : tile_elems;

@@ -76,16 +76,8 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<long long> &s
   AKX_SHARED(unsigned long long, ticket, 1);
   AKX_SHARED(Staged, staged, select_window);
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x;
-  if (tid == 0) {
-    const unsigned long long mine = atomicAdd(&st.head->ticket, 1ull);
-    // The last ticket puts the counter back to 0 for the next call (as scan_tile_body).
-    if (mine + 1 == (unsigned long long)tiles) atomicExch(&st.head->ticket, 0ull);
-    ticket.st(0, mine);
-  }
-  __syncthreads();
-  const uint64_t t = ticket.ld(0);
-  debug_trap_if(t >= (uint64_t)tiles, "select tile: a ticket past the tile count (the status "
-                                      "header was reset by another call mid-launch)");
+  const uint64_t t = draw_tile(st.head, tiles, ticket, "select tile: a ticket past the tile count (the status "
+                                                        "header was reset by another call mid-launch)");
   const int64_t first_slot = (int64_t)t * bd * V;  // the tile's first vector slot
   const int64_t tile_position = first_slot * E - p.shift;
 

@@ -221,14 +221,13 @@ static void poison_unknown(const akx_context *ctx, size_t scratch) {
   poison(ctx, b, end, end + scratch);
 }
 
-static akx_status too_small(const akx_context *ctx, const akx__ws_need *need, int capturing) {
+static akx_status too_small(const akx_context *ctx, const akx__ws_need *need) {
   const size_t bytes = akx__ws_need_bytes(need);
   if (ctx->ws.caller_owned)
     return akx__fail(AKX_ERROR_WORKSPACE_TOO_SMALL,
                      "the workspace given to akx_context_set_workspace has %zu bytes; this call "
                      "needs %zu (ask the *_workspace_size query)",
                      ctx->ws.bytes, bytes);
-  (void)capturing;
   return akx__fail(AKX_ERROR_UNSUPPORTED,
                    "the context's stream is capturing a CUDA graph and this call needs %zu "
                    "bytes of workspace, more than the context's cached workspace holds "
@@ -249,13 +248,12 @@ static akx_status take(akx_context *ctx, const akx__ws_need *need, akx__ws_grant
   const akx__ws_placement how =
       akx__ws_place(ctx->ws.bytes, ctx->ws.layout, need, !ctx->ws.caller_owned && !capturing, &next);
   switch (how) {
-    case AKX__WS_TOO_SMALL: return too_small(ctx, need, capturing);
+    case AKX__WS_TOO_SMALL: return too_small(ctx, need);
     case AKX__WS_GROW: {
       const size_t own = akx__ws_tags_end(next) + (need->scratch > need->reserve ? need->scratch : need->reserve);
       AKX_TRY(grow(ctx, own));
       ctx->ws.layout = next;
       know_all(ctx); /* grow zeroed the buffer */
-      ctx->ws.zeroed = 0;
       break;
     }
     case AKX__WS_WIDEN:

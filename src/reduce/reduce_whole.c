@@ -57,9 +57,6 @@ akx_status akx__reduce_whole_check(const akx_context *ctx, const akx_array *src,
   return check_args(ctx, src, map, op, opts, src_flags, ext, acc, user, 0);
 }
 
-/* The ticket (kernels/akx/reduce_whole.cuh) is the header's first word, among the workspace's
- * tags (src/core/workspace.c, "The regions"); the partials and the slot are scratch. */
-
 static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx_reduce_opts *opts) {
   akx__tuning over = {0, 0, 0};
   if (opts) over = (akx__tuning){opts->block_size, opts->items_per_thread, opts->target_blocks};
@@ -67,8 +64,10 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
                             acc_size, &over);
 }
 
-/* The ticket's 64 bytes, target_blocks partials of acc_size bytes and one slot for a bare host
- * result, whatever n: the size only grows with the options, never shrinks with n. */
+/* The ticket (kernels/akx/reduce_whole.cuh) is the header's first word, among the workspace's
+ * tags (src/core/workspace.c, "The regions"); the scratch holds target_blocks partials of
+ * acc_size bytes and one slot for a bare host result, whatever n: the size only grows with the
+ * options, never shrinks with n. */
 static akx__ws_need need_of(const akx__tuning *t, size_t acc_size) {
   const akx__ws_need need = {{1, 0, 0}, AKX__ROUND_UP(((size_t)t->target_blocks + 1) * acc_size, 256), 0, 0};
   return need;
@@ -150,14 +149,12 @@ static akx_status plan_whole(akx_context *ctx, const akx_array *src, const akx__
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_REDUCE_WHOLE, src->dtype, user ? p.finish.dst_dtype : AKX_DTYPE_AUTO,
                                acc, user ? (int32_t)user->id : (int32_t)op, map));
-  void *ws;
   akx__ws_need need = need_of(&t, acc_size);
   need.untouched = !uses_ticket(&p);
   akx__ws_grant g;
   AKX_TRY(akx__workspace_tickets(ctx, &need, &g));
   p.one_launch = g.trusted;
-  ws = g.ptr;
-  p.ticket = ws;
+  p.ticket = g.ptr;
   p.partials = g.scratch;
   *slot_out = (char *)p.partials + (size_t)p.blocks * acc_size;
   *pp = p;

@@ -86,7 +86,8 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
                                  AKX_MAP_IDENTITY));
     akx__ws_grant call;
     akx__lookback_plan lp;
-    AKX_TRY(akx__lookback_take(ctx, p.tiles, 8, &lp, &call));
+    const akx__ws_need need = akx__lookback_need(p.tiles, 8);
+    AKX_TRY(akx__lookback_take(ctx, &need, &lp, &call));
     AKX__LOOKBACK_INTO(p, lp);
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);

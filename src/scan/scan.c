@@ -270,10 +270,9 @@ size_t akx__lookback_bytes(int64_t tiles, size_t node) {
   return akx__ws_need_bytes(&need);
 }
 
-akx_status akx__lookback_take(akx_context *ctx, int64_t tiles, size_t node, akx__lookback_plan *lp,
+akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
                               akx__ws_grant *g) {
-  const akx__ws_need need = akx__lookback_need(tiles, node);
-  AKX_TRY(akx__workspace_lookback(ctx, &need, g));
+  AKX_TRY(akx__workspace_lookback(ctx, need, g));
   lp->status = g->ptr;
   lp->epoch = g->epoch;
   lp->reset_status = !g->trusted;
@@ -294,7 +293,8 @@ static akx_status scan_locked(akx_context *ctx, const akx_array *dst, const akx_
   akx__ws_grant call;
   if (tiled) {
     akx__lookback_plan lp;
-    AKX_TRY(akx__lookback_take(ctx, p.tiles, (ws_bytes - akx__lookback_bytes(p.tiles, 0)) / (size_t)p.tiles, &lp, &call));
+    const akx__ws_need need = akx__lookback_need(p.tiles, (ws_bytes - akx__lookback_bytes(p.tiles, 0)) / (size_t)p.tiles);
+    AKX_TRY(akx__lookback_take(ctx, &need, &lp, &call));
     AKX__LOOKBACK_INTO(p, lp);
   } else if (ws_bytes) {
     AKX_TRY(akx__workspace(ctx, ws_bytes, &p.status));

@@ -102,15 +102,12 @@ static akx_status tile_launch(akx_context *ctx, const akx__scan_plan *q, akx__ws
                               int32_t step, size_t row_at, char **scratch_at) {
   need.scratch = scratch;
   akx__ws_grant g;
-  AKX_TRY(akx__workspace_lookback(ctx, &need, &g));
+  akx__lookback_plan lp;
+  AKX_TRY(akx__lookback_take(ctx, &need, &lp, &g));
   akx__scan_plan r = *q;
   r.step = step;
   r.line_row = (char *)g.scratch + row_at;
-  r.status = g.ptr;
-  r.epoch = g.epoch;
-  r.reset_status = !g.trusted;
-  r.reset_flags = g.reset_flags;
-  r.nodes_at = (int64_t)((char *)g.scratch - (char *)g.ptr);
+  AKX__LOOKBACK_INTO(r, lp);
   *scratch_at = g.scratch;
   AKX_TRY(akx__launch(ctx, akx__scan_combination(&r), &r));
   akx__workspace_lookback_done(ctx, &g);

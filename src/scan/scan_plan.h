@@ -13,14 +13,15 @@ akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, i
  * buffer of its own (what the size queries give). */
 akx__ws_need akx__lookback_need(int64_t tiles, size_t node);
 size_t akx__lookback_bytes(int64_t tiles, size_t node);
-/* A look-back call's status (akx__workspace_lookback), as the tile plans carry it. */
+/* A look-back call's status (akx__workspace_lookback of `need`: akx__lookback_need's, or
+ * with more scratch after the nodes), as the tile plans carry it. */
 typedef struct {
   void *status;
   uint32_t epoch;
   int32_t reset_status;
   int64_t reset_flags, nodes_at;
 } akx__lookback_plan;
-akx_status akx__lookback_take(akx_context *ctx, int64_t tiles, size_t node, akx__lookback_plan *lp,
+akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
                               akx__ws_grant *g);
 /* Into a tile plan (the scan's, findall's). */
 #define AKX__LOOKBACK_INTO(plan, lp)        \
