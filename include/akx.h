@@ -344,6 +344,62 @@ akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *
 akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src,
                                       const akx_array *indices, size_t *bytes);
 
+/* ---- segmented and keyed reductions and scans (docs/segmented.md) ----------------------- */
+
+/* Segments are ranges of a 1-d src given by offsets, a 1-d int32 or int64 array of nseg + 1
+ * entries (CSR row pointers, any stride): segment s is [offsets[s], offsets[s+1]).
+ * Offsets are device data and are not validated (that would take a synchronization): each
+ * entry is clamped to [0, n] and a segment whose end is not past its begin is empty, so no
+ * kernel reads or writes out of bounds whatever they hold; decreasing offsets give unspecified
+ * (but deterministic, in-bounds) results. A user op's map sees the position within the
+ * segment (or run), from 0. Every call is bitwise deterministic run to run, floats included. */
+
+/* Reduces each segment: dst[s] = init o map(src[offsets[s]]) o ... o map(src[offsets[s+1]-1]),
+ * s in 0..nseg-1, nseg = dst's length (dst 1-d, any dtype: the accumulator converted at the
+ * store, as akx_reduce_dims; opts->fold combines with dst's previous value). Ops and
+ * accumulators as akx_mapreduce, ARGMIN/ARGMAX included (dst int64: the position within the
+ * segment; dst of src's dtype: the value). An empty segment gives init, else the op's neutral
+ * element (+0.0 for a float ADD); MIN/MAX without init: the accumulator dtype's greatest /
+ * least value (+inf / -inf for floats), converted to dst; ARGMIN/ARGMAX into an int64 dst: -1
+ * (into a dst of src's dtype the element is left as it was); a user op without identity and
+ * no init leaves dst[s] as it was. dst must not overlap src or offsets. Stays asynchronous. */
+akx_status akx_segmented_reduce(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                const akx_array *offsets, akx_map map, akx_op op,
+                                const akx_reduce_opts *opts);
+/* Bytes of workspace akx_segmented_reduce needs for these shapes, dtypes and options on this
+ * context's device (data pointers are not read); the call's checks and errors. */
+akx_status akx_segmented_reduce_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                               const akx_array *src, const akx_array *offsets,
+                                               akx_map map, akx_op op,
+                                               const akx_reduce_opts *opts, size_t *bytes);
+/* Inclusive (default) or exclusive scan restarting at every segment: for i in segment s,
+ * dst[i] = init o src[offsets[s]] o ... o src[i] (exclusive: up to i - 1; the first is init or
+ * the neutral element). Elements outside [offsets[0], offsets[nseg]) are not written. dst: 1-d,
+ * src's length, any dtype; in place when dst is the same view as src. Ops, accumulators and
+ * the rules for exclusive scans as akx_scan. Stays asynchronous. */
+akx_status akx_segmented_scan(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                              const akx_array *offsets, akx_op op, const akx_scan_opts *opts);
+/* Bytes of workspace akx_segmented_scan needs (as akx_segmented_reduce_workspace_size). */
+akx_status akx_segmented_scan_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                             const akx_array *src, const akx_array *offsets,
+                                             akx_op op, const akx_scan_opts *opts,
+                                             size_t *bytes);
+/* Runs of consecutive equal keys (CUB's ReduceByKey): keys_out[r] is run r's key, values_out[r]
+ * the reduction of its values (init o map(v) o ...; empty runs do not exist). keys: 1-d, bool
+ * or any integer dtype; values: 1-d, the same length; keys_out: keys' dtype; values_out: any
+ * dtype (converted at the store). snprintf-style as akx_findall: *runs (host) is always the
+ * number of runs; at most the outputs' capacity (the smaller of their lengths) is written, and
+ * more runs than that return AKX_ERROR_OUTPUT_TOO_SMALL with the first capacity runs written.
+ * Synchronizes (the count comes back to the host): refused while the stream captures a graph. */
+akx_status akx_reduce_by_key(akx_context *ctx, const akx_array *keys_out,
+                             const akx_array *values_out, const akx_array *keys,
+                             const akx_array *values, akx_map map, akx_op op,
+                             const akx_reduce_opts *opts, int64_t *runs);
+/* A scan restarting at every change of key (CUB's InclusiveScanByKey / ExclusiveScanByKey):
+ * dst and src as akx_segmented_scan's, keys as akx_reduce_by_key's. Stays asynchronous. */
+akx_status akx_scan_by_key(akx_context *ctx, const akx_array *dst, const akx_array *keys,
+                           const akx_array *src, akx_op op, const akx_scan_opts *opts);
+
 /* ---- user operators (compiled at run time) ------------------------------------------ */
 
 /* An operator written in C++ source, compiled at run time (NVRTC on CUDA, the host C++
