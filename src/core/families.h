@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include "akx.h"
 #include "akx/plan.h"
+#include "akx/segmented_plan.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,7 +40,11 @@ extern "C" {
   Y(a, SCAN, scan, akx__scan_plan, "akx/scan.cuh", scan, "akx::scan_launch<{S}, {D}, {A}, {O}>",  \
     SCAN)                                                                                         \
   Y(a, FINDALL, findall, akx__findall_plan, "akx/findall.cuh", scan, "akx::findall_launch<{S}>",  \
-    PLAIN)
+    PLAIN)                                                                                        \
+  Y(a, SEGMENTED_REDUCE, segmented_reduce, akx__segmented_plan, "akx/segment_tile.cuh", segmented, \
+    "akx::segmented_reduce_launch<{S}, {A}, {O}>", REDUCE)                                        \
+  Y(a, SEGMENTED_SCAN, segmented_scan, akx__segmented_plan, "akx/segment_tile.cuh", segmented,    \
+    "akx::segmented_scan_launch<{S}, {D}, {A}, {O}>", SCAN)
 /* The rows as X(ID, name, Plan, header, file, launcher, kind); AKX_FAMILY_LIST_WITH(Y, a) passes
  * `a` first, so that a list over another list (every family's entry of every dtype) needs no
  * second spelling of either. */
@@ -73,6 +78,16 @@ extern "C" {
 #define AKX_FINDALL_KERNELS(K)                          \
   K("scan_init", "akx::scan_init<::akx::lookback_header>", 0) \
   K("findall_tile", "akx::findall_kernel<{S}>", 0)
+/* kernels/akx/segment_tile.cuh: the look-back reset and the segment tile, its heads from offsets
+ * or from keys (akx::segmented_reduce_launch, akx::segmented_scan_launch). */
+#define AKX_SEGMENTED_REDUCE_KERNELS(K)                                                  \
+  K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)                           \
+  K("segmented_reduce", "akx::segmented_reduce_kernel<{S}, {A}, {O}, false>", 0)        \
+  K("reduce_by_key", "akx::segmented_reduce_kernel<{S}, {A}, {O}, true>", 0)
+#define AKX_SEGMENTED_SCAN_KERNELS(K)                                                    \
+  K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)                           \
+  K("segmented_scan", "akx::segmented_scan_kernel<{S}, {D}, {A}, {O}, false>", 0)       \
+  K("scan_by_key", "akx::segmented_scan_kernel<{S}, {D}, {A}, {O}, true>", 0)
 
 typedef enum {
 #define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind) AKX__FAMILY_##ID,
@@ -124,6 +139,14 @@ static inline akx__combination akx__scan_combination(const akx__scan_plan *p) {
 }
 static inline akx__combination akx__findall_combination(const akx__findall_plan *p) {
   const akx__combination c = {AKX__FAMILY_FINDALL, p->src_dtype, -1, -1, 0, 0};
+  return c;
+}
+static inline akx__combination akx__segmented_reduce_combination(const akx__segmented_plan *p) {
+  const akx__combination c = {AKX__FAMILY_SEGMENTED_REDUCE, p->src_dtype, p->finish.dst_dtype, p->acc, p->op, p->map};
+  return c;
+}
+static inline akx__combination akx__segmented_scan_combination(const akx__segmented_plan *p) {
+  const akx__combination c = {AKX__FAMILY_SEGMENTED_SCAN, p->src_dtype, p->dst_dtype, p->acc, p->op, 0};
   return c;
 }
 

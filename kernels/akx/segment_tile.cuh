@@ -1,0 +1,531 @@
+// The segment tile: segmented and keyed reductions and scans (docs/segmented.md), one tile body
+// for the four calls, as CUB's AgentReduceByKey / AgentScanByKey sit on its block scan and
+// look-back. Tiles of blockDim.x x ipt consecutive elements, taken in ticket order; the
+// sequence is scanned as one segmented sequence (Blelloch: a head restarts the fold), so a
+// segment of any length is split across tiles by the look-back alone and every output is
+// written in the same launch, whatever the lengths: no shape is chosen per segment, and a
+// tile's work does not depend on how the elements fall into segments (a power law costs what
+// uniform segments cost). Bitwise deterministic: the look-back is kernels/akx/lookback.cuh's.
+//   1. heads. Offsets: the tile's segments are found by two searches (galloping from where
+//      uniform segments would put them, so one or two probes for those), their bounds staged
+//      in shared memory as positions relative to the tile (the window), and each thread marks
+//      the begins that fall in its run (no two threads write one head: a run is its thread's).
+//      Keys: the tile's keys staged (striped, coalesced), a head where a key differs from the
+//      one before it;
+//   2. (user ops: their map sees the position within the segment) each element's segment
+//      start, from the heads and a block max-scan;
+//   3. striped loads of the values, mapped and converted, into the tile's runs;
+//   4. run folds, block scan, look-back, rescan (kernels/akx/scan_tile.cuh's steps) over
+//      (value, head count) pairs: keyed_scan below;
+//   5. the outputs: a scan stores every element in [offsets[0], offsets[nseg]) striped; a
+//      segmented reduction stores segment s from the tile holding its last element (its value
+//      is the inclusive scan there, the look-back having carried the part before the tile),
+//      an empty one from the tile holding its begin, coalesced over s; a by-key reduction
+//      stores run r (r: the head count) from the tile holding the run's last element, its
+//      ends compacted in shared memory first, so that runs of one element store coalesced.
+// Offsets are device data: each is clamped to [0, n] where it is read, a segment whose end is
+// not past its begin is empty, and a segment is written only by the tile its bounds name, so
+// garbage offsets give wrong values but no access out of bounds and no two writers.
+#pragma once
+#include "akx/block_scan.cuh"
+#include "akx/finish.cuh"
+#include "akx/lookback.cuh"
+#include "akx/scan_layout.cuh"
+#include "akx/scan.cuh"
+#include "akx/segmented_plan.h"
+#if !defined(__CUDACC_RTC__)
+#include "akx/fail.h"
+#endif
+
+namespace akx {
+
+// (value, heads): seg_scan's pairs (kernels/akx/scan_op.cuh) with the head flag a count, so
+// that the inclusive count at an element is its run's index + 1 (akx_reduce_by_key's output
+// slot) and the last tile's total is the number of runs. Associative as seg_scan is.
+template <class Acc>
+struct keyed_value {
+  Acc v;
+  long long heads;
+};
+template <class Op, class Acc>
+struct keyed_scan {
+  using op = Op;
+  using T = keyed_value<Acc>;
+  using value_type = Acc;
+  static constexpr bool segmented = true;
+  AKX_HD_INLINE static T identity() { return T{Op::template identity<Acc>(), 0}; }
+  AKX_HD_INLINE static T apply(const T &a, const T &b) {
+    if (b.heads) return T{b.v, a.heads + b.heads};
+    return T{Op::apply(a.v, b.v), a.heads};
+  }
+  AKX_HD_INLINE static T make(const Acc &v, bool head) { return T{v, head ? 1 : 0}; }
+  AKX_HD_INLINE static Acc value(const T &t) { return t.v; }
+  AKX_HD_INLINE static bool head(const T &t) { return t.heads != 0; }
+  AKX_HD_INLINE static Acc combine(const Acc &a, const Acc &b) { return Op::apply(a, b); }
+  AKX_HD_INLINE static Acc acc_identity() { return Op::template identity<Acc>(); }
+  AKX_HD_INLINE static Acc acc_empty() { return empty_value<Op, Acc>(); }
+};
+
+// Launch bounds and loads in flight as the scan tiles'; registers declared (the table's rows
+// replace them: src/sim/kernel_resources.inc).
+constexpr kernel_info segmented_reduce_info{"segmented_reduce", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
+constexpr kernel_info reduce_by_key_info{"reduce_by_key", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
+constexpr kernel_info segmented_scan_info{"segmented_scan", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
+constexpr kernel_info scan_by_key_info{"scan_by_key", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
+
+// A view of the dynamic shared memory `at` bytes after its start (the plan's byte offsets).
+template <class U, class T>
+AKX_DEVICE smem<U> smem_at(const smem<T> &base, int64_t at, int64_t count) {
+#if defined(__CUDACC__)
+  (void)count;
+  return smem<U>{reinterpret_cast<U *>(reinterpret_cast<unsigned char *>(base.p) + at)};
+#else
+  return smem<U>{reinterpret_cast<U *>(reinterpret_cast<unsigned char *>(base.p) + at), (size_t)count * sizeof(U)};
+#endif
+}
+
+// offsets[j] clamped to [0, n].
+AKX_DEVICE int64_t segment_bound(const akx__segmented_plan &p, int64_t j) {
+  const unsigned char *b = static_cast<const unsigned char *>(p.offsets) + j * p.offsets_stride * (int64_t)p.offsets_size;
+  const int64_t v = p.offsets_size == 4 ? (int64_t)gld(reinterpret_cast<const int32_t *>(b))
+                                        : (int64_t)gld(reinterpret_cast<const int64_t *>(b));
+  return v < 0 ? 0 : v > p.n ? p.n : v;
+}
+
+// The first j in [lo0, hi0) with segment_bound(j) >= x (hi0 if none) for non-decreasing
+// offsets, galloping out from `guess`: O(log distance) probes, one for uniform segments where
+// the guess is exact. Offsets in any order still end it in [lo0, hi0] (the bracket only
+// shrinks).
+AKX_DEVICE int64_t segment_search(const akx__segmented_plan &p, int64_t lo0, int64_t hi0, int64_t x, int64_t guess) {
+  if (hi0 <= lo0) return hi0;
+  int64_t lo = lo0 - 1, hi = hi0;  // bound(lo) < x <= bound(hi), the ends virtual
+  const int64_t g = guess < lo0 ? lo0 : guess >= hi0 ? hi0 - 1 : guess;
+  if (segment_bound(p, g) >= x) {
+    hi = g;
+    for (int64_t step = 1;; step *= 2) {
+      const int64_t j = g - step;
+      if (j <= lo) break;
+      if (segment_bound(p, j) < x) { lo = j; break; }
+      hi = j;
+    }
+  } else {
+    lo = g;
+    for (int64_t step = 1;; step *= 2) {
+      const int64_t j = g + step;
+      if (j >= hi) break;
+      if (segment_bound(p, j) >= x) { hi = j; break; }
+      lo = j;
+    }
+  }
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (segment_bound(p, mid) >= x) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+// Where uniform segments would put the bound at or after position x.
+AKX_DEVICE int64_t segment_guess(const akx__segmented_plan &p, int64_t x) {
+  if (p.n <= 0) return 0;
+  return (int64_t)((double)x / (double)p.n * (double)p.nseg);
+}
+
+// Key i as a word: its bytes (a bool: nonzero is one key).
+AKX_DEVICE unsigned long long segment_key(const akx__segmented_plan &p, int64_t i) {
+  const unsigned char *b = static_cast<const unsigned char *>(p.keys) + i * p.keys_stride * (int64_t)p.keys_size;
+  switch (p.keys_size) {
+    case 1: {
+      const unsigned char v = gld(b);
+      return p.keys_bool ? (unsigned long long)(v != 0) : (unsigned long long)v;
+    }
+    case 2: return gld(reinterpret_cast<const uint16_t *>(b));
+    case 4: return gld(reinterpret_cast<const uint32_t *>(b));
+    default: return gld(reinterpret_cast<const unsigned long long *>(b));
+  }
+}
+AKX_DEVICE void segment_key_store(const akx__segmented_plan &p, int64_t r, unsigned long long k) {
+  unsigned char *b = static_cast<unsigned char *>(p.keys_out) + r * p.keys_out_stride * (int64_t)p.keys_size;
+  switch (p.keys_size) {
+    case 1: gst(b, (unsigned char)k); return;
+    case 2: gst(reinterpret_cast<uint16_t *>(b), (uint16_t)k); return;
+    case 4: gst(reinterpret_cast<uint32_t *>(b), (uint32_t)k); return;
+    default: gst(reinterpret_cast<unsigned long long *>(b), k); return;
+  }
+}
+
+AKX_HD_INLINE int segment_high_bit(uint32_t x) {  // x != 0
+  int h = 31;
+  while (!((x >> h) & 1u)) --h;
+  return h;
+}
+AKX_HD_INLINE uint32_t segment_bits_through(int k) { return k >= 31 ? 0xffffffffu : (2u << k) - 1u; }
+
+// The window's entries: bounds relative to the tile's start, clamped to [-1, E + 1] (16 bits:
+// every comparison the tile makes is with its own positions, 0..E - 1).
+AKX_HD_INLINE int16_t segment_rel(int64_t bound, int64_t base, int64_t tile_elems) {
+  int64_t r = bound - base;
+  if (r < -1) r = -1;
+  if (r > tile_elems + 1) r = tile_elems + 1;
+  return (int16_t)r;
+}
+
+template <class Src, class Dst, class Acc, class Op, bool ByKeys>
+AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
+  using S = keyed_scan<Op, Acc>;
+  using T = typename S::T;
+  constexpr bool reduce = is_same<Dst, void>::value;
+  constexpr bool user = is_user_op<Op>::value;
+  constexpr int32_t max_runs = AKX_MAX_BLOCK_SCAN;
+  AKX_SHARED_DYNAMIC(wide<Acc>, tile);  // the runs (kernels/akx/scan_layout.cuh)
+  AKX_SHARED(T, scratch, block_scan_scratch + 1);
+  AKX_SHARED(unsigned long long, ticket, 1);
+  AKX_SHARED(uint32_t, run_heads, max_runs);  // each run's head bits, for its neighbours
+  AKX_SHARED(long long, consts, 8);
+  AKX_SHARED(long long, run_start, user ? max_runs : 1);  // user ops: the segment start before each run
+  AKX_SHARED(long long, max_scratch, user ? block_scan_scratch : 1);
+  enum { c_lo, c_hi, c_first, c_last, c_begin, c_pred, c_next, c_ends };
+  using MaxScan = plain_scan<op_max, long long>;
+
+  const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x, ipt = p.items_per_thread;
+  const scan_layout layout = scan_layout::make(p.layout, ipt, (int32_t)sizeof(Acc));
+  const lookback_status<T> st = lookback_status<T>::at(p.status, p.nodes_at);
+  const uint64_t t = draw_tile(st.head, p.tiles, ticket, "segment tile: a ticket past the tile count (the status "
+                                                          "header was reset by another call mid-launch)");
+  const int64_t E = (int64_t)bd * ipt;
+  const int64_t base = (int64_t)t * E;
+  int64_t valid = p.n - base;
+  if (valid > E) valid = E;
+  if (valid < 0) valid = 0;
+  const bool last_tile = t + 1 == (uint64_t)p.tiles;
+  const int64_t r0 = (int64_t)tid * ipt;  // the thread's run, in tile positions
+  uint32_t heads = 0;                      // bit k: position r0 + k starts a segment or run
+
+  // ---- 1. heads ------------------------------------------------------------------------------
+  const smem<int16_t> window = smem_at<int16_t>(tile, p.window_at, ByKeys ? 0 : p.window_cap);
+  const scan_layout klayout = scan_layout::make(p.layout, ipt, 8);
+  const smem<unsigned long long> kbuf = smem_at<unsigned long long>(tile, p.keys_at, ByKeys ? klayout.slots(bd) : 0);
+  int64_t rounds = 0;
+  if constexpr (!ByKeys) {
+    if (tid == 0) {
+      // s_lo: the first segment that ends at or after the tile's start (its end offsets[s + 1]);
+      // s_hi: the last that begins in the tile (every one left, for the last tile: those
+      // empty at n are its to write).
+      const int64_t j_lo = segment_search(p, 1, p.nseg + 1, base, segment_guess(p, base) + 1);
+      const int64_t s_lo = j_lo - 1;
+      const int64_t s_hi = last_tile ? p.nseg - 1
+                                     : segment_search(p, 0, p.nseg, base + valid, segment_guess(p, base + valid)) - 1;
+      consts.st(c_lo, s_lo);
+      consts.st(c_hi, s_hi);
+      consts.st(c_first, segment_bound(p, 0));
+      consts.st(c_last, segment_bound(p, p.nseg));
+      if (user) {  // the start of the segment holding the tile's first element
+        int64_t begin = base;
+        if (s_lo < p.nseg && segment_bound(p, s_lo + 1) > base) {
+          const int64_t b = segment_bound(p, s_lo);
+          begin = b < base ? b : base;
+        }
+        consts.st(c_begin, begin);
+      }
+    }
+    __syncthreads();
+    const int64_t s_lo = consts.ld(c_lo), s_hi = consts.ld(c_hi), cap = p.window_cap - 1;
+    rounds = s_hi >= s_lo ? (s_hi - s_lo + cap) / cap : 0;
+    for (int64_t s0 = s_lo; s0 <= s_hi; s0 += cap) {
+      const int64_t cnt = s_hi - s0 + 1 < cap ? s_hi - s0 + 1 : cap;
+      if (s0 != s_lo) __syncthreads();  // the last round's readers are done
+      for (int64_t j = tid; j <= cnt; j += bd) window.st(j, segment_rel(segment_bound(p, s0 + j), base, E));
+      __syncthreads();
+      if (r0 < valid) {
+        int64_t lo = -1, hi = cnt;  // the first begin at or after the run's start
+        while (hi - lo > 1) {
+          const int64_t mid = lo + (hi - lo) / 2;
+          if (window.ld(mid) >= r0) hi = mid;
+          else lo = mid;
+        }
+        for (int64_t j = hi; j < cnt; ++j) {
+          const int64_t b = window.ld(j);
+          if (b >= r0 + ipt || b >= valid) break;
+          if (b >= r0 && window.ld(j + 1) > b) heads |= 1u << (b - r0);
+        }
+      }
+    }
+  } else {
+    constexpr int batch = scan_load_batch<Acc>;
+    striped_walk w(tid, bd, ipt);
+    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
+      unsigned long long k[batch];
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        const int64_t e = (int64_t)(j0 + u) * bd + tid;
+        k[u] = 0;
+        if (j0 + u < ipt && e < valid) k[u] = segment_key(p, base + e);
+      }
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        if (j0 + u < ipt) {
+          kbuf.st(klayout.pos(w.run, w.k), k[u]);
+          w.next();
+        }
+      }
+    }
+    if (tid == 0) {
+      consts.st(c_pred, base > 0 ? (long long)segment_key(p, base - 1) : 0);
+      consts.st(c_next, base + valid < p.n ? (long long)segment_key(p, base + valid) : 0);
+      consts.st(c_first, 0);
+      consts.st(c_last, p.n);
+    }
+    __syncthreads();
+    if (r0 < valid) {
+      unsigned long long prev = tid == 0 ? (unsigned long long)consts.ld(c_pred) : kbuf.ld(klayout.pos(tid - 1, ipt - 1));
+      for (int32_t k = 0; k < ipt && r0 + k < valid; ++k) {
+        const unsigned long long key = kbuf.ld(klayout.pos(tid, k));
+        if ((base + r0 + k == 0) || key != prev) heads |= 1u << k;
+        prev = key;
+      }
+    }
+  }
+  run_heads.st(tid, heads);
+  __syncthreads();
+
+  // ---- 2. user ops: each element's segment start (its map's position is i - start) ---------
+  if constexpr (user) {
+    if constexpr (ByKeys) {
+      // The run holding the tile's first element began at the last head at or before it:
+      // found by walking back through the keys, a block's width at a time.
+      if (tid == 0) consts.st(c_begin, base);
+      __syncthreads();
+      if (!(run_heads.ld(0) & 1u) && valid > 0) {
+        long long found = -1;
+        for (int64_t hi = base - 1; found < 0 && hi >= 0; hi -= bd) {
+          const int64_t j = hi - tid;
+          const long long cand = j >= 0 && (j == 0 || segment_key(p, j) != segment_key(p, j - 1)) ? j : -1;
+          long long most;
+          (void)block_scan_exclusive<MaxScan>(cand, max_scratch, &most);
+          __syncthreads();
+          found = most;
+        }
+        if (tid == 0) consts.st(c_begin, found < 0 ? 0 : found);
+      }
+      __syncthreads();
+    }
+    const long long last_head = heads ? base + r0 + segment_high_bit(heads) : -1;
+    long long ignored;
+    long long before = block_scan_exclusive<MaxScan>(last_head, max_scratch, &ignored);
+    const long long begin = consts.ld(c_begin);
+    run_start.st(tid, before > begin ? before : begin);
+    __syncthreads();
+  }
+
+  // ---- 3. striped loads of the values ---------------------------------------------------------
+  {
+    constexpr int batch = scan_load_batch<Acc>;
+    striped_walk w(tid, bd, ipt);
+    const Src *src = static_cast<const Src *>(p.src);
+    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
+      Acc x[batch];
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        const int64_t e = (int64_t)(j0 + u) * bd + tid;
+        x[u] = S::acc_identity();
+        if (j0 + u < ipt && e < valid) {
+          int64_t pos = base + e;
+          if constexpr (user) {
+            const int64_t run = e / ipt;
+            const int32_t k = (int32_t)(e - run * ipt);
+            const uint32_t bits = run_heads.ld(run) & segment_bits_through(k);
+            pos -= bits ? base + run * ipt + segment_high_bit(bits) : run_start.ld(run);
+          }
+          const Src v = gld_wide(src + (base + e) * p.src_stride);
+          if constexpr (reduce) x[u] = map_value<Src, Acc, Op>(p.map, v, pos);
+          else x[u] = op_load<Op, Acc>(v, pos);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        if (j0 + u < ipt) {
+          tile.st(layout.pos(w.run, w.k), wide<Acc>{x[u]});
+          w.next();
+        }
+      }
+    }
+  }
+  __syncthreads();
+
+  // ---- 4. run fold, block scan, look-back ----------------------------------------------------
+  T total = S::make(tile.ld(layout.pos(tid, 0)).v, heads & 1u);
+  for (int32_t k = 1; k < ipt; ++k) total = S::apply(total, S::make(tile.ld(layout.pos(tid, k)).v, (heads >> k) & 1u));
+  T aggregate;
+  const T run_prefix = block_scan_exclusive<S>(total, scratch, &aggregate);
+  if (tid < 32) {
+    const T prefix = lookback<S>(st, t, aggregate, p.epoch);
+    if (tid == 0) {
+      scratch.st(block_scan_scratch, prefix);
+      if (last_tile) gst(&st.head->count, S::apply(prefix, aggregate).heads);  // the runs
+    }
+  }
+  __syncthreads();
+  const T tile_prefix = scratch.ld(block_scan_scratch);
+
+  // ---- 5. rescan: each element's result in place ---------------------------------------------
+  const smem<uint16_t> ends = smem_at<uint16_t>(tile, p.ends_at, reduce && ByKeys ? E : 0);
+  // by-key reductions: the run index of the tile's first element, and of each run end its
+  // rank among the tile's ends
+  const long long r_base = tile_prefix.heads + (long long)(run_heads.ld(0) & 1u) - 1;
+  scan_result<S> result;
+  result.exclusive = p.exclusive != 0;
+  result.has_init = p.finish.has_init != 0;
+  result.init = bitcast_<Acc>(p.finish.init);
+  {
+    T running = S::apply(tile_prefix, run_prefix);
+    if (t == 0 && tid == 0) running = S::identity();  // nothing before the first element
+    for (int32_t k = 0; k < ipt; ++k) {
+      const bool head = (heads >> k) & 1u;
+      const int64_t at = layout.pos(tid, k);
+      const Acc x = tile.ld(at).v;
+      const T after = S::apply(running, S::make(x, head));
+      if constexpr (reduce) {
+        tile.st(at, wide<Acc>{S::value(after)});
+        if constexpr (ByKeys) {
+          const int64_t q = r0 + k;
+          if (q < valid) {
+            bool end;
+            if (q + 1 == valid) end = base + valid == p.n || (unsigned long long)consts.ld(c_next) != kbuf.ld(klayout.pos(tid, k));
+            else if (k + 1 < ipt) end = (heads >> (k + 1)) & 1u;
+            else end = run_heads.ld(tid + 1) & 1u;
+            const long long rank = after.heads - 1 - r_base;
+            if (end) ends.st(rank, (uint16_t)q);
+            if (q + 1 == valid) consts.st(c_ends, rank + (end ? 1 : 0));
+          }
+        }
+      } else {
+        tile.st(at, wide<Acc>{result(running, after, head)});
+      }
+      running = after;
+    }
+  }
+  __syncthreads();
+
+  // ---- 6. the outputs -------------------------------------------------------------------------
+  if constexpr (!reduce) {
+    Dst *dst = static_cast<Dst *>(p.dst);
+    const int64_t first = consts.ld(c_first), last = consts.ld(c_last);
+    striped_walk w(tid, bd, ipt);
+    for (int32_t j = 0; j < ipt; ++j) {
+      const int64_t e = (int64_t)j * bd + tid;
+      const int64_t i = base + e;
+      if (e < valid && i >= first && i < last)
+        gst_wide(dst + i * p.dst_stride, op_store<Op, Dst>(tile.ld(layout.pos(w.run, w.k)).v));
+      w.next();
+    }
+  } else if constexpr (!ByKeys) {
+    unsigned char *dst = static_cast<unsigned char *>(p.dst);
+    const int64_t step = p.dst_stride * (int64_t)p.dst_size;
+    const int64_t s_lo = consts.ld(c_lo), s_hi = consts.ld(c_hi), cap = p.window_cap - 1;
+    akx__finish empty_finish = p.finish;
+    empty_finish.empty = 1;
+    for (int64_t s0 = s_lo; s0 <= s_hi; s0 += cap) {
+      const int64_t cnt = s_hi - s0 + 1 < cap ? s_hi - s0 + 1 : cap;
+      if (rounds > 1) {  // the window holds the last round's bounds: stage this round's again
+        __syncthreads();
+        for (int64_t j = tid; j <= cnt; j += bd) window.st(j, segment_rel(segment_bound(p, s0 + j), base, E));
+        __syncthreads();
+      }
+      for (int64_t j = tid; j < cnt; j += bd) {
+        const int64_t s = s0 + j;
+        const int64_t b = window.ld(j), e = window.ld(j + 1);
+        void *out = dst + s * step;
+        if (e > b) {  // the tile holding the segment's last element writes it
+          const int64_t q = e - 1;
+          if (q >= 0 && q < valid) finish_store_at<Op>(tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v, p.finish, out);
+        } else {  // empty: the tile holding its begin (n - 1 past the end) writes it
+          int64_t at = p.n - base - 1;
+          if (b < at) at = b;
+          const bool mine = p.n == 0 ? t == 0 : at >= 0 && at < valid;
+          if (!mine) continue;
+          if (p.empty_rule == AKX__SEGMENT_EMPTY_VALUE) finish_store_at<Op>(S::acc_identity(), empty_finish, out);
+          else if (p.empty_rule == AKX__SEGMENT_EMPTY_MINUS_ONE) gst(static_cast<int64_t *>(out), (int64_t)-1);
+        }
+      }
+    }
+  } else {
+    unsigned char *dst = static_cast<unsigned char *>(p.dst);
+    const int64_t step = p.dst_stride * (int64_t)p.dst_size;
+    const long long count = valid > 0 ? consts.ld(c_ends) : 0;
+    for (long long j = tid; j < count; j += bd) {
+      const long long r = r_base + j;
+      if (r >= p.capacity) break;
+      const int64_t q = ends.ld(j);
+      const int64_t run = q / ipt;
+      const int32_t k = (int32_t)(q - run * ipt);
+      finish_store_at<Op>(tile.ld(layout.pos(run, k)).v, p.finish, dst + r * step);
+      segment_key_store(p, r, kbuf.ld(klayout.pos(run, k)));
+    }
+  }
+}
+
+// The kernels: the plan by value (src/cuda/segmented_runtime.cu passes the same bytes).
+template <class Src, class Acc, class Op, bool ByKeys>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
+void segmented_reduce_kernel(akx__segmented_plan p) {
+  grid_dependency_wait();  // PDL (kernels/akx/device.cuh): before the first global access
+  grid_dependents_launch();
+  segment_tile_body<Src, void, Acc, Op, ByKeys>(p);
+}
+template <class Src, class Dst, class Acc, class Op, bool ByKeys>
+AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
+void segmented_scan_kernel(akx__segmented_plan p) {
+  grid_dependency_wait();
+  grid_dependents_launch();
+  segment_tile_body<Src, Dst, Acc, Op, ByKeys>(p);
+}
+
+#if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
+// The family's kernels as its launch sequence calls them (as kernels/akx/scan.cuh's
+// scan_kernels): Dst void for the reductions.
+template <class Src, class Dst, class Acc, class Op>
+struct segmented_kernels {
+  akx_status init(void *status, int64_t tiles, void *stream) const {
+    return scan_kernels<void, void, void, void>{}.init(status, tiles, stream);
+  }
+  akx_status tile(const akx__segmented_plan &p, void *stream) const {
+    const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
+    const size_t smem = (size_t)p.smem_bytes;
+    if constexpr (is_same<Dst, void>::value) {
+      if (p.by_keys)
+        return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, Acc, Op>(reduce_by_key_info), scan_load_batch<Acc>,
+                                                p.items_per_thread)),
+                          (segmented_reduce_kernel<Src, Acc, Op, true>), grid, block, smem, stream, p);
+      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, Acc, Op>(segmented_reduce_info), scan_load_batch<Acc>,
+                                              p.items_per_thread)),
+                        (segmented_reduce_kernel<Src, Acc, Op, false>), grid, block, smem, stream, p);
+    } else {
+      if (p.by_keys)
+        return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_by_key_info), scan_load_batch<Acc>,
+                                                p.items_per_thread)),
+                          (segmented_scan_kernel<Src, Dst, Acc, Op, true>), grid, block, smem, stream, p);
+      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(segmented_scan_info), scan_load_batch<Acc>,
+                                              p.items_per_thread)),
+                        (segmented_scan_kernel<Src, Dst, Acc, Op, false>), grid, block, smem, stream, p);
+    }
+  }
+};
+
+// The one launch sequence, for every set of kernels K: the status reset only when the
+// workspace may hold foreign bytes there (kernels/akx/lookback.cuh), then the tiles.
+template <class K>
+akx_status segmented_launch_with(const akx__segmented_plan &p, const K &k, void *stream) {
+  if (p.tiles == 0) return AKX_SUCCESS;
+  if (p.reset_status) AKX_TRY(k.init(p.status, p.reset_flags, stream));
+  return k.tile(p, stream);
+}
+template <class Src, class Acc, class Op>
+akx_status segmented_reduce_launch(const akx__segmented_plan &p, void *stream) {
+  return segmented_launch_with(p, segmented_kernels<Src, void, Acc, Op>{}, stream);
+}
+template <class Src, class Dst, class Acc, class Op>
+akx_status segmented_scan_launch(const akx__segmented_plan &p, void *stream) {
+  return segmented_launch_with(p, segmented_kernels<Src, Dst, Acc, Op>{}, stream);
+}
+#endif
+
+}  // namespace akx
