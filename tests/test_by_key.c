@@ -46,6 +46,15 @@ static tsg_offsets runs_pattern(int64_t nruns, int64_t max_len, uint64_t seed) {
   return o;
 }
 
+/* A run of `big` keys among ntiny runs of 1..4 (tsg_one_big's segments, each one longer). */
+static tsg_offsets big_run(int64_t big, int64_t ntiny, uint64_t seed) {
+  tsg_offsets o = tsg_one_big(big - 1, ntiny, seed);
+  for (int64_t s = 0; s <= o.nseg; ++s) o.off[s] += s;
+  o.n = o.off[o.nseg];
+  o.name = "one long run among short ones";
+  return o;
+}
+
 enum { N_KEY_PATTERNS = 5 };
 static tsg_offsets key_pattern(int k) {
   switch (k) {
@@ -150,6 +159,11 @@ Test(by_key, reduce_large_runs) {
   tsg_case c = tsg_case_make(AKX_FLOAT32, AKX_OP_ADD);
   run_reduce(&c, &o, 1);
   tsg_free(&o);
+  tsg_offsets one = big_run(1 << 20, 200, 6);
+  c = tsg_case_make(AKX_FLOAT32, AKX_OP_MAX);
+  c.key_t = AKX_UINT16;
+  run_reduce(&c, &one, 3);
+  tsg_free(&one);
   tsg_offsets ones = tsg_uniform(1 << 18, 1);
   c = tsg_case_make(AKX_INT32, AKX_OP_MAX);
   c.key_t = AKX_INT64;
@@ -300,6 +314,13 @@ Test(by_key, scan_strides_dst_dtypes_and_large) {
   c = tsg_case_make(AKX_FLOAT32, AKX_OP_ADD);
   run_scan(&c, &big, 10);
   tsg_free(&big);
+  tsg_offsets one = big_run(1 << 20, 200, 18);
+  c = tsg_case_make(AKX_INT32, AKX_OP_ADD);
+  c.dst_t = AKX_INT32;
+  c.key_t = AKX_INT64;
+  c.exclusive = 1;
+  run_scan(&c, &one, 11);
+  tsg_free(&one);
 }
 
 typedef struct {
@@ -414,11 +435,11 @@ static uint64_t launches(void) {
 
 /* No size query exists for the by-key calls: once a first call has sized the context's own
  * workspace, the next calls of the same shapes allocate nothing and are one launch each (the
- * count that reduce_by_key brings back to the host is a copy, not a launch). Small runs, and
- * 2^20 keys in runs up to 10^4. */
+ * count that reduce_by_key brings back to the host is a copy, not a launch). Short runs, runs up
+ * to 10^4, and a run of 2^20 keys among short ones. */
 Test(by_key, one_launch_per_call_once_the_workspace_serves) {
-  tsg_offsets pats[2] = {runs_pattern(500, 10, 31), runs_pattern(200, 10000, 32)};
-  for (int p = 0; p < 2; ++p)
+  tsg_offsets pats[3] = {runs_pattern(500, 10, 31), runs_pattern(200, 10000, 32), big_run(1 << 20, 50, 33)};
+  for (int p = 0; p < 3; ++p)
     for (int f = 0; f < 2; ++f) {
       tsg_case c = tsg_case_make(AKX_FLOAT32, AKX_OP_ADD);
       char msg[1536];
@@ -441,6 +462,5 @@ Test(by_key, one_launch_per_call_once_the_workspace_serves) {
       cr_assert_eq(after.workspace_allocations, before.workspace_allocations, "%s: a later call allocated",
                    f ? "scan_by_key" : "reduce_by_key");
     }
-  tsg_free(&pats[0]);
-  tsg_free(&pats[1]);
+  for (int p = 0; p < 3; ++p) tsg_free(&pats[p]);
 }
