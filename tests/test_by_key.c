@@ -31,10 +31,6 @@ TestSuite(by_key, .init = setup, .fini = teardown, .timeout = 280);
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
-static const akx_dtype all_dtypes[] = {AKX_BOOL,    AKX_INT8,     AKX_UINT8,   AKX_INT16,
-                                       AKX_UINT16,  AKX_INT32,    AKX_UINT32,  AKX_INT64,
-                                       AKX_UINT64,  AKX_FLOAT16,  AKX_BFLOAT16, AKX_FLOAT32,
-                                       AKX_FLOAT64, AKX_COMPLEX64, AKX_COMPLEX128};
 static const akx_dtype key_dtypes[] = {AKX_INT32, AKX_BOOL, AKX_INT8, AKX_INT64, AKX_UINT16, AKX_UINT64};
 
 /* nruns runs of 1 + a power law of lengths (1..max_len + 1). */
@@ -116,10 +112,10 @@ Test(by_key, reduce_every_dtype_and_op) {
   const akx_op ops[] = {AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR};
   tsg_offsets o = runs_pattern(150, 20, 3);
   int runs = 0;
-  for (int d = 0; d < COUNT(all_dtypes); ++d)
+  for (int d = 0; d < TSG_N_DTYPES; ++d)
     for (int k = 0; k < COUNT(ops); ++k) {
-      if (ref_resolve_acc(all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
-      tsg_case c = tsg_case_make(all_dtypes[d], ops[k]);
+      if (ref_resolve_acc(tsg_all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
+      tsg_case c = tsg_case_make(tsg_all_dtypes[d], ops[k]);
       c.with_init = (d + k) % 2;
       c.key_t = key_dtypes[(d + k) % COUNT(key_dtypes)];
       run_reduce(&c, &o, (uint64_t)(d * 100 + k));
@@ -278,11 +274,11 @@ Test(by_key, scan_key_patterns_and_key_dtypes) {
 Test(by_key, scan_every_dtype_and_op) {
   const akx_op ops[] = {AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR};
   tsg_offsets o = runs_pattern(150, 20, 13);
-  for (int d = 0; d < COUNT(all_dtypes); ++d)
+  for (int d = 0; d < TSG_N_DTYPES; ++d)
     for (int k = 0; k < COUNT(ops); ++k) {
-      if (ref_resolve_acc(all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
+      if (ref_resolve_acc(tsg_all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
       for (int variant = 0; variant < 2; ++variant) {
-        tsg_case c = tsg_case_make(all_dtypes[d], ops[k]);
+        tsg_case c = tsg_case_make(tsg_all_dtypes[d], ops[k]);
         c.exclusive = variant;
         c.with_init = variant && (ops[k] == AKX_OP_MIN || ops[k] == AKX_OP_MAX || (d + k) % 2);
         c.key_t = key_dtypes[(d + k + variant) % COUNT(key_dtypes)];

@@ -30,10 +30,6 @@ TestSuite(segmented_scan, .init = setup, .fini = teardown, .timeout = 280);
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
-static const akx_dtype all_dtypes[] = {AKX_BOOL,    AKX_INT8,     AKX_UINT8,   AKX_INT16,
-                                       AKX_UINT16,  AKX_INT32,    AKX_UINT32,  AKX_INT64,
-                                       AKX_UINT64,  AKX_FLOAT16,  AKX_BFLOAT16, AKX_FLOAT32,
-                                       AKX_FLOAT64, AKX_COMPLEX64, AKX_COMPLEX128};
 
 static void run(const tsg_case *c, const tsg_offsets *o, uint64_t seed) {
   char msg[1536];
@@ -103,11 +99,11 @@ Test(segmented_scan, every_dtype_and_op) {
   const akx_op ops[] = {AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR};
   tsg_offsets o = tsg_power_law(150, 40, 4);
   int runs = 0;
-  for (int d = 0; d < COUNT(all_dtypes); ++d)
+  for (int d = 0; d < TSG_N_DTYPES; ++d)
     for (int k = 0; k < COUNT(ops); ++k) {
-      if (ref_resolve_acc(all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
+      if (ref_resolve_acc(tsg_all_dtypes[d], AKX_MAP_IDENTITY, ops[k], AKX_DTYPE_AUTO) == REF_UNSUPPORTED) continue;
       for (int variant = 0; variant < 3; ++variant) {
-        tsg_case c = tsg_case_make(all_dtypes[d], ops[k]);
+        tsg_case c = tsg_case_make(tsg_all_dtypes[d], ops[k]);
         c.exclusive = variant >= 1;
         c.with_init = variant == 2 || (c.exclusive && (ops[k] == AKX_OP_MIN || ops[k] == AKX_OP_MAX));
         c.off_t = (d + k + variant) % 2 ? AKX_INT32 : AKX_INT64;

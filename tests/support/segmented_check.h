@@ -12,6 +12,12 @@
 #include "fixture.h"
 #include "segmented_reference.h"
 #include "views.h"
+#include "kernels/akx/dtype_list.h"
+
+/* Every dtype, from the one list the library's dispatch is generated from. */
+#define TSG_DTYPE_ENUM(e, cpp, name, size) e,
+static const akx_dtype tsg_all_dtypes[] = {AKX_DTYPE_LIST(TSG_DTYPE_ENUM)};
+#define TSG_N_DTYPES (int)(sizeof tsg_all_dtypes / sizeof tsg_all_dtypes[0])
 
 enum { TSG_CHECK_VALUES = 0, TSG_CHECK_GUARDS_ONLY = 1 };
 
