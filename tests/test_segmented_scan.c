@@ -367,6 +367,7 @@ Test(segmented_scan, workspace_query_serves_the_call_in_one_launch) {
       cr_assert(!tsg_scan_run(ctx, &c, &pats[p], 1, &r, msg, sizeof msg), "%zu bytes of %zu served the call", need - 1, need);
       cr_assert_eq(r.status, AKX_ERROR_WORKSPACE_TOO_SMALL, "%s: %zu of %zu bytes: %s", pats[p].name, need - 1, need,
                    akx_status_string(r.status));
+      cr_assert(r.untouched, "%s: the call refused for its workspace wrote dst", pats[p].name);
       free(r.out);
     }
     cr_assert_eq(akx_context_set_workspace(ctx, ws, give), AKX_SUCCESS, "%s", akx_last_error());

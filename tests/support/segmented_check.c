@@ -193,7 +193,8 @@ static void fill_source(void *parent, akx_dtype t, const tfx_layout *L, akx_map 
   ref_fill(parent, t, L->parent_n, m, op, acc, total + 1, seed, flags);
 }
 
-static void set_result(tsg_result *res, unsigned char *out, size_t bytes, int64_t runs, akx_status st) {
+static void set_result(tsg_result *res, unsigned char *out, const unsigned char *before, size_t bytes, int64_t runs,
+                       akx_status st) {
   if (!res) {
     free(out);
     return;
@@ -202,6 +203,7 @@ static void set_result(tsg_result *res, unsigned char *out, size_t bytes, int64_
   res->out_bytes = bytes;
   res->runs = runs;
   res->status = st;
+  res->untouched = memcmp(out, before, bytes) == 0;
 }
 
 /* ---- akx_segmented_reduce ----------------------------------------------------------------------- */
@@ -260,7 +262,7 @@ int tsg_reduce_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *segs,
   ok = ok && kept(after, dst_before, &Ld, dst_t, view_element, NULL, "dst", desc, msg, len);
   ok = ok && input_kept(ctx, src.dev_base, src_parent, &Ls, c->src_t, "src", desc, msg, len);
   ok = ok && input_kept(ctx, offs.dev_base, offs.host_parent, &offs.L, c->off_t, "offsets", desc, msg, len);
-  set_result(res, after, parent_bytes(&Ld, dst_t), 0, st);
+  set_result(res, after, dst_before, parent_bytes(&Ld, dst_t), 0, st);
   tsg_free(&seen);
   tsg_free_offsets(ctx, &offs);
   tvw_free(ctx, &src);
@@ -359,7 +361,7 @@ int tsg_scan_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *segs, u
   ok = ok && kept(after, dst_before, &Ld, dst_t, scan_may_write, &wa, "dst", desc, msg, len);
   if (!c->in_place) ok = ok && input_kept(ctx, src.dev_base, src_parent, &Ls, c->src_t, "src", desc, msg, len);
   ok = ok && input_kept(ctx, offs.dev_base, offs.host_parent, &offs.L, c->off_t, "offsets", desc, msg, len);
-  set_result(res, after, parent_bytes(&Ld, dst_t), 0, st);
+  set_result(res, after, dst_before, parent_bytes(&Ld, dst_t), 0, st);
   tsg_free(&seen);
   tsg_free_offsets(ctx, &offs);
   tvw_free(ctx, &src);
@@ -470,7 +472,7 @@ int tsg_reduce_by_key_run(akx_context *ctx, const tsg_case *c, const tsg_offsets
   ok = ok && input_kept(ctx, keys.dev_base, kp, &Lk, c->key_t, "keys", desc, msg, len);
   ok = ok && input_kept(ctx, vals.dev_base, vp, &Lv, c->src_t, "values", desc, msg, len);
   free(ko_after);
-  set_result(res, vo_after, parent_bytes(&Lvo, out_t), nruns, st);
+  set_result(res, vo_after, vo_before, parent_bytes(&Lvo, out_t), nruns, st);
   tsg_free(&truth);
   tvw_free(ctx, &keys);
   tvw_free(ctx, &vals);
@@ -518,7 +520,7 @@ int tsg_scan_by_key_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *
   ok = ok && kept(after, dst_before, &Ld, dst_t, view_element, NULL, "dst", desc, msg, len);
   ok = ok && input_kept(ctx, keys.dev_base, kp, &Lk, c->key_t, "keys", desc, msg, len);
   if (!c->in_place) ok = ok && input_kept(ctx, src.dev_base, sp, &Ls, c->src_t, "src", desc, msg, len);
-  set_result(res, after, parent_bytes(&Ld, dst_t), truth.nseg, st);
+  set_result(res, after, dst_before, parent_bytes(&Ld, dst_t), truth.nseg, st);
   tsg_free(&truth);
   tvw_free(ctx, &keys);
   tvw_free(ctx, &src);

@@ -51,6 +51,7 @@ typedef struct {
   size_t out_bytes;
   int64_t runs;
   akx_status status;
+  int untouched; /* every byte of the output's buffer as before the call (a refused call's duty) */
 } tsg_result;
 
 /* Each uploads generated data, makes the call, checks; 1 when all is well, else 0 and a
