@@ -293,6 +293,13 @@
   X(findall_ws_null_ctx, akx_findall_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */      \
   X(findall_ws_null_bytes, akx_findall_workspace_size, INV, "bytes", "NULL") /* bytes NULL */    \
   X(findall_ws_indices_int32, akx_findall_workspace_size, INV, "indices->dtype", "int32")        \
+  /* ---- the segmented and keyed family: ctx NULL (the rest: tests/test_segmented_bad_input.c) ---- */ \
+  X(seg_reduce_null_ctx, akx_segmented_reduce, INV, "ctx", "NULL")                                 \
+  X(seg_reduce_ws_null_ctx, akx_segmented_reduce_workspace_size, INV, "ctx", "NULL")               \
+  X(seg_scan_null_ctx, akx_segmented_scan, INV, "ctx", "NULL")                                     \
+  X(seg_scan_ws_null_ctx, akx_segmented_scan_workspace_size, INV, "ctx", "NULL")                   \
+  X(reduce_by_key_null_ctx, akx_reduce_by_key, INV, "ctx", "NULL")                                 \
+  X(scan_by_key_null_ctx, akx_scan_by_key, INV, "ctx", "NULL")                                     \
   /* ---- empty outputs, as Julia and numpy describe them: accepted, nothing written ---- */      \
   X(empty_scan_julia_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {1, 2, 0} both */         \
   X(empty_scan_numpy_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {0, 0, 0} both */         \
@@ -1389,6 +1396,35 @@ ROW(findall_ws_null_bytes) {
 ROW(findall_ws_indices_int32) {
   akx_array idx = akx_vector(x->didx, AKX_INT32, 64);
   return akx_findall_workspace_size(x->ctx, &x->v32, &idx, &x->out.bytes);
+}
+/* the segmented and keyed family: 8 segments of 128 float32 (offsets int64 over src's pattern:
+ * never read, ctx comes first), keys int32 */
+static akx_array seg_offsets(bx *x) { return akx_vector(x->src, AKX_INT64, 9); }
+ROW(seg_reduce_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 8), o = seg_offsets(x);
+  return akx_segmented_reduce(NULL, &d, &x->v32, &o, ID, ADD, NULL);
+}
+ROW(seg_reduce_ws_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 8), o = seg_offsets(x);
+  return akx_segmented_reduce_workspace_size(NULL, &d, &x->v32, &o, ID, ADD, NULL, &x->out.bytes);
+}
+ROW(seg_scan_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64), o = seg_offsets(x);
+  return akx_segmented_scan(NULL, &d, &s, &o, ADD, NULL);
+}
+ROW(seg_scan_ws_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), s = vec(x, AKX_FLOAT32, 64), o = seg_offsets(x);
+  return akx_segmented_scan_workspace_size(NULL, &d, &s, &o, ADD, NULL, &x->out.bytes);
+}
+ROW(reduce_by_key_null_ctx) {
+  akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
+  akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
+  return akx_reduce_by_key(NULL, &ko, &vo, &k, &v, ID, ADD, NULL, &x->out.count);
+}
+ROW(scan_by_key_null_ctx) {
+  akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), k = vec(x, AKX_INT32, 64),
+            s = akx_vector(x->src + 2048, AKX_FLOAT32, 64);
+  return akx_scan_by_key(NULL, &d, &k, &s, ADD, NULL);
 }
 ROW(findall_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
