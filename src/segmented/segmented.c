@@ -135,8 +135,9 @@ static int32_t empty_rule(akx_op op, const akx__user_op *u, const akx_reduce_opt
   const int init = o && o->init, fold = o && o->fold;
   if ((op == AKX_OP_ARGMIN || op == AKX_OP_ARGMAX) && !init)
     return dst == AKX_INT64 && !fold ? AKX__SEGMENT_EMPTY_MINUS_ONE : AKX__SEGMENT_EMPTY_LEAVE;
-  if (init) return AKX__SEGMENT_EMPTY_VALUE;
-  if (fold) return AKX__SEGMENT_EMPTY_LEAVE; /* dst's value o nothing */
+  /* A fold stores dst's value o nothing through the accumulator, as every fold does (a float
+   * dst of a uint8 MAX comes back converted); the finish takes the identity as that nothing. */
+  if (init || fold) return AKX__SEGMENT_EMPTY_VALUE;
   if (u && !u->info.has_identity) return AKX__SEGMENT_EMPTY_LEAVE;
   return AKX__SEGMENT_EMPTY_VALUE;
 }
