@@ -67,7 +67,7 @@ typedef struct {
 
 /* The suites in their order: of --help, of the run, of the plot's panels; NSUITES rows
  * (suites.c asserts the count). */
-enum { NSUITES = 4 };
+enum { NSUITES = 5 };
 extern const suite_def suites[];
 
 /* The sim's nanoseconds per element of a float32 scan of a whole array: the cost
@@ -148,7 +148,7 @@ extern int nrecords;
 /* ---- the akx calls under test (run_case.c) ----------------------------------------------- */
 
 typedef enum { OP_SCAN, OP_SCAN_NO_NEUTRAL, OP_FINDALL, OP_MAPREDUCE_HOST, OP_REDUCE_DIMS_COPY,
-               OP_REDUCE_DIMS } op_kind;
+               OP_REDUCE_DIMS, OP_SEGMENTED_REDUCE, OP_REDUCE_BY_KEY, OP_SCAN_BY_KEY } op_kind;
 
 typedef struct {
   op_kind kind;
@@ -160,6 +160,11 @@ typedef struct {
   float host_result_f;
   void *host_src;       /* the input on the host, for the references */
   int64_t n;
+  /* the segmented suite: int32 offsets (nseg + 1) or int32 keys (n), on the device and the
+   * host; reduce_by_key's keys out and its count of runs */
+  akx_array offsets, keys, keys_out;
+  const int32_t *host_offsets, *host_keys;
+  int64_t runs;
   char err[512];        /* the failure's sentence, copied right after the call */
 } op_arg;
 

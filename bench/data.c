@@ -76,6 +76,60 @@ int64_t product(int nd, const int64_t *shape) {
 }
 
 /* 1 when the result matches the host reference; else 0 with a sentence in why. */
+/* The segmented suite's calls (float32 ADD) against sums on the host, in double: a segment's or
+ * run's sum within 1e-5 of its magnitude (the kernel's fold is float32, in tile order). */
+static int check_segmented(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
+  const int scan = a->kind == OP_SCAN_BY_KEY;
+  const int64_t out_n = scan ? a->n : a->dst.shape[0];
+  float *got = malloc((size_t)(out_n > 0 ? out_n : 1) * sizeof(float));
+  int32_t *keys_got = a->kind == OP_REDUCE_BY_KEY ? malloc((size_t)(out_n > 0 ? out_n : 1) * 4) : NULL;
+  int ok = got && (a->kind != OP_REDUCE_BY_KEY || keys_got);
+  if (!ok) snprintf(why, why_size, "no host memory for the check");
+  if (ok && akx_memcpy(ctx, got, a->dst.data, (size_t)out_n * 4, AKX_COPY_DEVICE_TO_HOST) != AKX_SUCCESS) {
+    snprintf(why, why_size, "copying the result back: %s", akx_last_error());
+    ok = 0;
+  }
+  if (ok && keys_got && akx_memcpy(ctx, keys_got, a->keys_out.data, (size_t)out_n * 4, AKX_COPY_DEVICE_TO_HOST)) {
+    snprintf(why, why_size, "copying the keys back: %s", akx_last_error());
+    ok = 0;
+  }
+  const float *x = a->host_src;
+  int64_t out = 0;
+  double run = 0, mag = 0;
+  for (int64_t i = 0; ok && i < a->n; ++i) {
+    const int head = a->kind == OP_SEGMENTED_REDUCE ? 0 : i == 0 || a->host_keys[i] != a->host_keys[i - 1];
+    if (head) run = mag = 0;
+    run += x[i];
+    mag += fabs(x[i]);
+    const int end = a->kind == OP_SEGMENTED_REDUCE ? 0 : i + 1 == a->n || a->host_keys[i + 1] != a->host_keys[i];
+    const int64_t at = scan ? i : out;
+    if ((scan || end) && fabs(got[at] - run) > 1e-5 * mag + 1e-6) {
+      snprintf(why, why_size, "output %" PRId64 " is %.9g, expected %.9g", at, got[at], run);
+      ok = 0;
+    }
+    if (end && keys_got && keys_got[out] != a->host_keys[i]) {
+      snprintf(why, why_size, "key %" PRId64 " is %d, expected %d", out, keys_got[out], a->host_keys[i]);
+      ok = 0;
+    }
+    out += end;
+  }
+  if (ok && a->kind == OP_REDUCE_BY_KEY && a->runs != out) {
+    snprintf(why, why_size, "runs is %" PRId64 ", expected %" PRId64, a->runs, out);
+    ok = 0;
+  }
+  for (int64_t s = 0; ok && a->kind == OP_SEGMENTED_REDUCE && s < out_n; ++s) {
+    double sum = 0, m = 0;
+    for (int64_t i = a->host_offsets[s]; i < a->host_offsets[s + 1]; ++i) sum += x[i], m += fabs(x[i]);
+    if (fabs(got[s] - sum) > 1e-5 * m + 1e-6) {
+      snprintf(why, why_size, "segment %" PRId64 " is %.9g, expected %.9g", s, got[s], sum);
+      ok = 0;
+    }
+  }
+  free(got);
+  free(keys_got);
+  return ok;
+}
+
 int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
   if (a->kind == OP_MAPREDUCE_HOST || a->kind == OP_REDUCE_DIMS_COPY) {
     double ref = 0;
@@ -84,6 +138,8 @@ int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
     snprintf(why, why_size, "sum is %.17g, expected %.17g", a->host_result, ref);
     return 0;
   }
+  if (a->kind == OP_SEGMENTED_REDUCE || a->kind == OP_REDUCE_BY_KEY || a->kind == OP_SCAN_BY_KEY)
+    return check_segmented(ctx, a, why, why_size);
   int64_t out_n = a->kind == OP_FINDALL ? a->n : product(a->dst.ndim, a->dst.shape);
   size_t esize = akx_dtype_size(a->dst.dtype);
   void *got = malloc((size_t)out_n * esize + 1);

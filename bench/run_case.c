@@ -57,8 +57,24 @@ static akx_status run_reduce_dims(akx_context *ctx, void *p) {
   return s;
 }
 
+static akx_status run_segmented(akx_context *ctx, void *p) {
+  op_arg *a = p;
+  akx_status s;
+  if (a->kind == OP_SEGMENTED_REDUCE)
+    s = akx_segmented_reduce(ctx, &a->dst, &a->src, &a->offsets, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL);
+  else if (a->kind == OP_REDUCE_BY_KEY)
+    s = akx_reduce_by_key(ctx, &a->keys_out, &a->dst, &a->keys, &a->src, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &a->runs);
+  else
+    s = akx_scan_by_key(ctx, &a->dst, &a->keys, &a->src, AKX_OP_ADD, NULL);
+  if (s != AKX_SUCCESS) snprintf(a->err, sizeof a->err, "%s", akx_last_error());
+  return s;
+}
+
 static akx_bench_enqueue_fn op_fn(op_kind k) {
   switch (k) {
+    case OP_SEGMENTED_REDUCE:
+    case OP_REDUCE_BY_KEY:
+    case OP_SCAN_BY_KEY: return run_segmented;
     case OP_SCAN:
     case OP_SCAN_NO_NEUTRAL: return run_scan;
     case OP_FINDALL: return run_findall;

@@ -2,12 +2,15 @@
  * them runs (its input, its akx calls and their CUDA peer, through run_and_free). */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "akx_bench.h"
 
-static void plan_scan(void), plan_findall(void), plan_reduce(void), plan_dims(void);
+static void plan_scan(void), plan_findall(void), plan_reduce(void), plan_dims(void), plan_segmented(void);
+static int run_segmented_case(akx_context *, const planned_case *);
 static int run_scan_case(akx_context *, const planned_case *);
 static int run_findall_case(akx_context *, const planned_case *);
 static int run_reduce_case(akx_context *, const planned_case *);
@@ -28,6 +31,10 @@ const suite_def suites[] = {
     {"dims", "sum(x; dims=...) over the dims-reduction shapes, float32 and bfloat16",
      "dims: sum(x; dims=...) of column-major arrays; Julia dims=k is the C API's dim k-1",
      plan_dims, run_dims_case},
+    {"segmented", "float32 sums of segments (int32 CSR offsets: 32, 1024, 65536 long, power-law\n"
+                  "           lengths) and of runs of int32 keys (reduce and scan by key, runs of 1..10^4)",
+     "segmented: float32 sums per segment (int32 offsets) and per run of int32 keys",
+     plan_segmented, run_segmented_case},
 };
 _Static_assert(sizeof suites / sizeof suites[0] == NSUITES, "NSUITES (akx_bench.h) counts suites[]");
 
@@ -297,4 +304,120 @@ static int run_dims_case(akx_context *ctx, const planned_case *p) {
                                  .segment_length = seg_len, .copy_bytes = (size_t)(c.bytes_min / 2)};
 #endif
   return run_and_free(ctx, &c, &b);
+}
+
+/* ---- suite: segmented -------------------------------------------------------------------- */
+
+/* The goal (docs/segmented.md): a segmented sum at most 1.25x the model's device copy of the
+ * same bytes (src read once, offsets read once, dst written once), by key at most 1.3x (keys
+ * and values read once, the outputs written once), 2^24 float32 elements. length: the segments'
+ * or runs' length (0: power-law lengths, many of them empty). sim_ns: the sim's nanoseconds per
+ * element (measured here, 2026-12-05: about 2 s a call at 2^20); the default run takes 2^20. */
+typedef struct {
+  op_kind kind;
+  int64_t length;
+  const char *label;
+} segmented_spec;
+static const segmented_spec segmented_specs[] = {
+    {OP_SEGMENTED_REDUCE, 32, "segment sum 32"},      {OP_SEGMENTED_REDUCE, 1024, "segment sum 1024"},
+    {OP_SEGMENTED_REDUCE, 65536, "segment sum 65536"}, {OP_SEGMENTED_REDUCE, 0, "segment sum power law"},
+    {OP_REDUCE_BY_KEY, 1, "reduce_by_key runs 1"},    {OP_REDUCE_BY_KEY, 100, "reduce_by_key runs 100"},
+    {OP_REDUCE_BY_KEY, 10000, "reduce_by_key runs 1e4"}, {OP_SCAN_BY_KEY, 1, "scan_by_key runs 1"},
+    {OP_SCAN_BY_KEY, 100, "scan_by_key runs 100"},    {OP_SCAN_BY_KEY, 10000, "scan_by_key runs 1e4"},
+};
+enum { SEGMENTED_SPECS = sizeof segmented_specs / sizeof segmented_specs[0] };
+static const double segmented_sim_ns = 2000;
+
+/* 2^16 (the quick run), 2^20 (the default), 2^24 (--full): planned under exponents 5, 6, 7. */
+static void plan_segmented(void) {
+  for (int k = 0; k < SEGMENTED_SPECS; ++k)
+    for (int e = 5; e <= 7; ++e)
+      if (in_plan(e, 6)) {
+        const int64_t n = (int64_t)1 << (e == 5 ? 16 : e == 6 ? 20 : 24);
+        plan_add(k, e, AKX_FLOAT32, n, segmented_specs[k].label, "", estimate_s(n, segmented_sim_ns, 1));
+      }
+}
+
+/* Power-law lengths: floor(0.5 u^-1.2), u uniform in (0, 1]: 44% of the segments empty, a
+ * heavy tail (capped at 2^20). */
+static int64_t power_law_length(uint64_t *state) {
+  *state = *state * 6364136223846793005u + 1442695040888963407u;
+  const double u = ((double)(*state >> 11) + 1.0) / 9007199254740992.0;
+  const double l = floor(0.5 * pow(u, -1.2));
+  return l > (double)(1 << 20) ? (int64_t)1 << 20 : (int64_t)l;
+}
+
+static int run_segmented_case(akx_context *ctx, const planned_case *p) {
+  const segmented_spec *sp = &segmented_specs[p->spec];
+  const int64_t n = p->elements;
+  const int by_offsets = sp->kind == OP_SEGMENTED_REDUCE;
+  /* the segments' offsets, or the keys (run r's key is r) */
+  int64_t nseg = 0;
+  int32_t *hoff = NULL, *hkeys = NULL;
+  if (by_offsets) {
+    hoff = malloc(((size_t)n + 2) * sizeof(int32_t));
+    uint64_t state = 0x5e6;
+    hoff[0] = 0;
+    for (int64_t at = 0; at < n;) {
+      const int64_t len = sp->length ? sp->length : power_law_length(&state);
+      at = at + len < n ? at + len : n;
+      hoff[++nseg] = (int32_t)at;
+    }
+  } else {
+    hkeys = malloc((size_t)n * sizeof(int32_t));
+    for (int64_t i = 0; i < n; ++i) hkeys[i] = (int32_t)(i / sp->length);
+    nseg = (n + sp->length - 1) / sp->length;
+  }
+  const int64_t outputs = sp->kind == OP_SCAN_BY_KEY ? n : nseg;
+  op_arg a = {.kind = sp->kind, .n = n, .host_offsets = hoff, .host_keys = hkeys};
+  a.src = akx_vector(NULL, AKX_FLOAT32, n);
+  a.dst = akx_vector(NULL, AKX_FLOAT32, outputs);
+  char series[64];
+  if (sp->kind == OP_SEGMENTED_REDUCE)
+    snprintf(series, sizeof series, "segment sum, %s", sp->length ? sp->label + 12 : "power law");
+  else
+    snprintf(series, sizeof series, "%s", sp->label);
+  bench_case c = {.p = p, .name = sp->label, .series = {series},
+                  .variant = {sp->kind == OP_SEGMENTED_REDUCE ? "akx_segmented_reduce"
+                              : sp->kind == OP_REDUCE_BY_KEY  ? "akx_reduce_by_key"
+                                                              : "akx_scan_by_key"},
+                  .arg = {&a}};
+  /* the least bytes: the values and the offsets (or keys) read once, the outputs (and the
+   * runs' keys) written once */
+  c.bytes_min = 4.0 * (double)n + 4.0 * (double)outputs +
+                (by_offsets ? 4.0 * (double)(nseg + 1) : 4.0 * (double)n) +
+                (sp->kind == OP_REDUCE_BY_KEY ? 4.0 * (double)nseg : 0);
+  buffers b;
+  void *doff = NULL, *dkeys = NULL, *dkeys_out = NULL;
+  akx_status st = buffers_create(ctx, &b, AKX_FLOAT32, n, (size_t)(outputs > 0 ? outputs : 1) * 4, 0x5e9 + (uint64_t)p->spec);
+  if (st == AKX_SUCCESS && by_offsets) st = akx_malloc(ctx, &doff, ((size_t)nseg + 1) * 4);
+  if (st == AKX_SUCCESS && by_offsets)
+    st = akx_memcpy(ctx, doff, hoff, ((size_t)nseg + 1) * 4, AKX_COPY_HOST_TO_DEVICE);
+  if (st == AKX_SUCCESS && !by_offsets) st = akx_malloc(ctx, &dkeys, (size_t)n * 4);
+  if (st == AKX_SUCCESS && !by_offsets) st = akx_memcpy(ctx, dkeys, hkeys, (size_t)n * 4, AKX_COPY_HOST_TO_DEVICE);
+  if (st == AKX_SUCCESS && sp->kind == OP_REDUCE_BY_KEY) st = akx_malloc(ctx, &dkeys_out, (size_t)nseg * 4);
+  int rc = EXIT_USAGE;
+  if (st == AKX_SUCCESS) {
+    a.offsets = akx_vector(doff, AKX_INT32, nseg + 1);
+    a.keys = akx_vector(dkeys, AKX_INT32, n);
+    a.keys_out = akx_vector(dkeys_out, AKX_INT32, nseg);
+    use_buffers(&a, &b);
+#ifdef AKX_HAVE_CUDA
+    /* CUB's peers take uniform segments (the power law has none) */
+    if (sp->length && sp->kind != OP_REDUCE_BY_KEY)
+      c.peer = (akx_bench_cuda_case){.peer = sp->kind == OP_SEGMENTED_REDUCE ? AKX_PEER_SEGMENTED_SUM : AKX_PEER_SCAN_SUM_BY_KEY,
+                                     .dtype = AKX_FLOAT32, .src = b.src, .n = n, .segments = nseg,
+                                     .segment_length = sp->length, .copy_bytes = (size_t)(c.bytes_min / 2)};
+#endif
+    rc = run_and_free(ctx, &c, &b);
+  } else {
+    fprintf(stderr, "akx-bench: the segmented suite's input: %s\n", akx_last_error());
+    buffers_destroy(ctx, &b);
+  }
+  if (doff) akx_free(ctx, doff);
+  if (dkeys) akx_free(ctx, dkeys);
+  if (dkeys_out) akx_free(ctx, dkeys_out);
+  free(hoff);
+  free(hkeys);
+  return rc;
 }

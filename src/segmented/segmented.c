@@ -148,7 +148,8 @@ static akx_status size_tiles(const akx_context *ctx, int32_t block_size, int32_t
                              size_t acc_align, int reduce, int user, akx__segmented_plan *p, akx__ws_need *need) {
   const size_t align = acc_align > 8 ? acc_align : 8;
   const size_t node = AKX__ROUND_UP(AKX__ROUND_UP(acc_size, 8) + 8, align); /* keyed_value<Acc> */
-  akx__tuning t = akx__scan_tile_tuning(ctx, node, block_size, items);
+  /* The tuning row of the tile's partials (the runs in shared memory hold accumulators). */
+  akx__tuning t = akx__scan_tile_tuning(ctx, acc_size, block_size, items);
   if (t.items_per_thread > AKX__SEGMENT_RUN_MAX) t.items_per_thread = AKX__SEGMENT_RUN_MAX;
   while ((int64_t)t.block_size * t.items_per_thread > AKX__SEGMENT_TILE_MAX) t.items_per_thread /= 2;
   p->block_size = t.block_size;
