@@ -169,6 +169,147 @@ AKX_HD_INLINE int16_t segment_rel(int64_t bound, int64_t base, int64_t tile_elem
   return (int16_t)r;
 }
 
+// Stages the tile's keys (striped, a batch of loads in flight) in kbuf's 8-byte layout, the
+// keys read as K (their width; a bool normalised).
+template <int Batch>
+struct key_stager {
+  const akx__segmented_plan &p;
+  const smem<unsigned long long> &kbuf;
+  scan_layout klayout;
+  int64_t base, valid;
+  int32_t tid, bd, ipt;
+  template <class K>
+  AKX_DEVICE void operator()(K) const {
+    const K *keys = static_cast<const K *>(p.keys);
+    const bool normalise = p.keys_bool != 0;
+    striped_walk w(tid, bd, ipt);
+    for (int32_t j0 = 0; j0 < ipt; j0 += Batch) {
+      K k[Batch];
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) {
+        const int64_t e = (int64_t)(j0 + u) * bd + tid;
+        k[u] = 0;
+        if (j0 + u < ipt && e < valid) k[u] = gld(keys + (base + e) * p.keys_stride);
+      }
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) {
+        if (j0 + u < ipt) {
+          kbuf.st(klayout.pos(w.run, w.k), normalise ? (unsigned long long)(k[u] != 0) : (unsigned long long)k[u]);
+          w.next();
+        }
+      }
+    }
+  }
+};
+
+// A scan's element in: converted, or through a user op's map (kernels/akx/ops.cuh, op_load),
+// as a map type for value_loader.
+template <class Op>
+struct scan_map {
+  using op_type = Op;  // map_apply passes the position
+  template <class Acc, class Src> AKX_HD_INLINE static Acc apply(const Src &x, int64_t i) { return op_load<Op, Acc>(x, i); }
+};
+
+// The tile's values, striped with a batch of loads in flight, each through the map M (a user
+// op's at its position within the segment: its start from the run's heads, else the run's
+// incoming start), into the tile's runs.
+template <class Src, class Acc, class Op>
+struct value_loader {
+  const akx__segmented_plan &p;
+  const smem<wide<Acc>> &tile;
+  scan_layout layout;
+  const smem<uint32_t> &run_heads;
+  const smem<long long> &run_start;
+  int64_t base, valid;
+  int32_t tid, bd, ipt;
+  template <class M>
+  AKX_DEVICE void operator()(M) const {
+    constexpr int batch = scan_load_batch<Acc>;
+    const Src *src = static_cast<const Src *>(p.src);
+    striped_walk w(tid, bd, ipt);
+    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
+      Acc x[batch];
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        const int64_t e = (int64_t)(j0 + u) * bd + tid;
+        x[u] = Op::template identity<Acc>();
+        if (j0 + u < ipt && e < valid) {
+          int64_t pos = base + e;
+          if constexpr (is_user_op<Op>::value) {
+            const int64_t run = e / ipt;
+            const int32_t k = (int32_t)(e - run * ipt);
+            const uint32_t bits = run_heads.ld(run) & segment_bits_through(k);
+            pos -= bits ? base + run * ipt + segment_high_bit(bits) : run_start.ld(run);
+          }
+          x[u] = map_apply<M, Acc>(gld_wide(src + (base + e) * p.src_stride), pos);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < batch; ++u) {
+        if (j0 + u < ipt) {
+          tile.st(layout.pos(w.run, w.k), wide<Acc>{x[u]});
+          w.next();
+        }
+      }
+    }
+  }
+};
+
+// ---- a segmented reduction's splits ------------------------------------------------------------
+// A segment whose elements span tiles t1..t2 (t1 the tile of its begin, t2 of its last element)
+// is split: t1 parks its fold from the begin to its own end in trail[t1], each tile after it
+// its fold from its start up to the segment's end (or its own end) in lead[t]; each then takes
+// the segment's ticket, tickets[t1] (one per tile: no two split segments begin in one tile
+// and go on past it), and the last of the t2 - t1 + 1 to take it finishes the segment in the
+// same launch (as the dims splits finish, kernels/akx/reduce_dims.cuh). A ticket is 64 bits, the
+// call's epoch above its count, in the look-back's flags (src/core/workspace.c): a count left
+// by another call (an earlier epoch, or garbage offsets that never completed a split) reads as
+// 0, so no call needs them reset, and the look-back's rules reset them where an epoch cannot
+// tell (a foreign buffer, a wrap). Release/acquire: the piece stored, __threadfence, the
+// ticket (atomic); the last one's block, once all its own arrivals are done, a __threadfence and a
+// barrier before warp 0 reads the pieces.
+template <class Op, class Acc>
+AKX_DEVICE void split_arrive(const akx__segmented_plan &p, int64_t s, uint64_t t, int64_t E, const Acc &piece,
+                             bool first, const smem<long long> &jobs, int slot) {
+  const int64_t begin = segment_bound(p, s), end = segment_bound(p, s + 1);
+  const int64_t t1 = begin / E, t2 = (end - 1) / E;
+  Acc *lead = reinterpret_cast<Acc *>(static_cast<unsigned char *>(p.status) + p.nodes_at), *trail = lead + p.tiles;
+  gst(first ? trail + t : lead + t, piece);
+  __threadfence();  // release: the piece before the ticket
+  unsigned long long *ticket =
+      reinterpret_cast<unsigned long long *>(static_cast<unsigned char *>(p.status) + sizeof(lookback_header)) + t1;
+  const unsigned long long tag = (unsigned long long)p.epoch << 32;
+  unsigned long long seen = atomicCAS(ticket, 0ull, 0ull), next;
+  for (;;) {
+    next = (seen & ~0xffffffffull) == tag ? seen + 1 : tag | 1ull;
+    const unsigned long long was = atomicCAS(ticket, seen, next);
+    if (was == seen) break;
+    seen = was;
+  }
+  if ((int64_t)(next & 0xffffffffull) != t2 - t1 + 1) return;
+  jobs.st(3 * slot, s);
+  jobs.st(3 * slot + 1, t1);
+  jobs.st(3 * slot + 2, t2);
+}
+// Warp 0 folds a split's pieces in this order (fixed by t1 and t2 alone, so every call gives
+// the same bits): lane l folds the pieces t1 + l * c .. t1 + (l + 1) * c - 1 (c = ceil(pieces /
+// 32)) left to right from the identity, then lane 0 folds the lanes' results in lane order; the
+// result goes through the finish (init, fold, dst's dtype) into `out`.
+template <class Op, class Acc>
+AKX_DEVICE void split_finish(const akx__segmented_plan &p, int64_t s, int64_t t1, int64_t t2, void *out) {
+  const int lane = (int)(threadIdx.x & 31);
+  const Acc *lead = reinterpret_cast<const Acc *>(static_cast<const unsigned char *>(p.status) + p.nodes_at);
+  const Acc *trail = lead + p.tiles;
+  const int64_t pieces = t2 - t1 + 1, c = (pieces + 31) / 32;
+  Acc v = Op::template identity<Acc>();
+  for (int64_t u = t1 + lane * c; u < t1 + (lane + 1) * c && u <= t2; ++u)
+    v = Op::apply(v, gld(u == t1 ? trail + u : lead + u));
+  Acc all = Op::template identity<Acc>();
+  for (int r = 0; r < 32; ++r) all = Op::apply(all, shfl_idx(FULL_MASK, v, r));
+  (void)s;
+  if (lane == 0) finish_store_at<Op>(all, p.finish, out);
+}
+
 template <class Src, class Dst, class Acc, class Op, bool ByKeys>
 AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   using S = keyed_scan<Op, Acc>;
@@ -181,6 +322,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   AKX_SHARED(unsigned long long, ticket, 1);
   AKX_SHARED(uint32_t, run_heads, max_runs);  // each run's head bits, for its neighbours
   AKX_SHARED(long long, consts, 8);
+  AKX_SHARED(long long, jobs, 6);  // segmented reductions: (s, t1, t2) of the splits this tile finishes
   AKX_SHARED(long long, run_start, user ? max_runs : 1);  // user ops: the segment start before each run
   AKX_SHARED(long long, max_scratch, user ? block_scan_scratch : 1);
   enum { c_lo, c_hi, c_first, c_last, c_begin, c_pred, c_next, c_ends };
@@ -188,9 +330,15 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
 
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x, ipt = p.items_per_thread;
   const scan_layout layout = scan_layout::make(p.layout, ipt, (int32_t)sizeof(Acc));
+  // A segmented reduction waits on no other tile (its split segments are finished by the
+  // last of their tiles): its tiles go by blockIdx. The others take theirs in ticket order,
+  // for the look-back.
+  constexpr bool split = reduce && !ByKeys;
   const lookback_status<T> st = lookback_status<T>::at(p.status, p.nodes_at);
-  const uint64_t t = draw_tile(st.head, p.tiles, ticket, "segment tile: a ticket past the tile count (the status "
-                                                          "header was reset by another call mid-launch)");
+  uint64_t t = blockIdx.x;
+  if constexpr (!split)
+    t = draw_tile(st.head, p.tiles, ticket, "segment tile: a ticket past the tile count (the status header was "
+                                            "reset by another call mid-launch)");
   const int64_t E = (int64_t)bd * ipt;
   const int64_t base = (int64_t)t * E;
   int64_t valid = p.n - base;
@@ -250,23 +398,12 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
       }
     }
   } else {
-    constexpr int batch = scan_load_batch<Acc>;
-    striped_walk w(tid, bd, ipt);
-    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
-      unsigned long long k[batch];
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        const int64_t e = (int64_t)(j0 + u) * bd + tid;
-        k[u] = 0;
-        if (j0 + u < ipt && e < valid) k[u] = segment_key(p, base + e);
-      }
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        if (j0 + u < ipt) {
-          kbuf.st(klayout.pos(w.run, w.k), k[u]);
-          w.next();
-        }
-      }
+    const key_stager<scan_load_batch<Acc>> stage{p, kbuf, klayout, base, valid, tid, bd, ipt};
+    switch (p.keys_size) {  // one branch per tile: the loads' batch is unrolled per key width
+      case 1: stage(uint8_t{}); break;
+      case 2: stage(uint16_t{}); break;
+      case 4: stage(uint32_t{}); break;
+      default: stage((unsigned long long)0); break;
     }
     if (tid == 0) {
       consts.st(c_pred, base > 0 ? (long long)segment_key(p, base - 1) : 0);
@@ -318,36 +455,9 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
 
   // ---- 3. striped loads of the values ---------------------------------------------------------
   {
-    constexpr int batch = scan_load_batch<Acc>;
-    striped_walk w(tid, bd, ipt);
-    const Src *src = static_cast<const Src *>(p.src);
-    for (int32_t j0 = 0; j0 < ipt; j0 += batch) {
-      Acc x[batch];
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        const int64_t e = (int64_t)(j0 + u) * bd + tid;
-        x[u] = S::acc_identity();
-        if (j0 + u < ipt && e < valid) {
-          int64_t pos = base + e;
-          if constexpr (user) {
-            const int64_t run = e / ipt;
-            const int32_t k = (int32_t)(e - run * ipt);
-            const uint32_t bits = run_heads.ld(run) & segment_bits_through(k);
-            pos -= bits ? base + run * ipt + segment_high_bit(bits) : run_start.ld(run);
-          }
-          const Src v = gld_wide(src + (base + e) * p.src_stride);
-          if constexpr (reduce) x[u] = map_value<Src, Acc, Op>(p.map, v, pos);
-          else x[u] = op_load<Op, Acc>(v, pos);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < batch; ++u) {
-        if (j0 + u < ipt) {
-          tile.st(layout.pos(w.run, w.k), wide<Acc>{x[u]});
-          w.next();
-        }
-      }
-    }
+    const value_loader<Src, Acc, Op> load{p, tile, layout, run_heads, run_start, base, valid, tid, bd, ipt};
+    if constexpr (reduce) visit_map<Src, Acc, Op>(p.map, load);  // one branch per tile, as the reductions'
+    else load(scan_map<Op>{});
   }
   __syncthreads();
 
@@ -357,11 +467,16 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   T aggregate;
   const T run_prefix = block_scan_exclusive<S>(total, scratch, &aggregate);
   if (tid < 32) {
-    const T prefix = lookback<S>(st, t, aggregate, p.epoch);
+    T prefix = S::identity();
+    if constexpr (!split) prefix = lookback<S>(st, t, aggregate, p.epoch);
     if (tid == 0) {
       scratch.st(block_scan_scratch, prefix);
-      if (last_tile) gst(&st.head->count, S::apply(prefix, aggregate).heads);  // the runs
+      if (!split && last_tile) gst(&st.head->count, S::apply(prefix, aggregate).heads);  // the runs
     }
+  }
+  if (split && tid == 0) {
+    jobs.st(0, -1);
+    jobs.st(3, -1);
   }
   __syncthreads();
   const T tile_prefix = scratch.ld(block_scan_scratch);
@@ -434,9 +549,16 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
         const int64_t s = s0 + j;
         const int64_t b = window.ld(j), e = window.ld(j + 1);
         void *out = dst + s * step;
-        if (e > b) {  // the tile holding the segment's last element writes it
+        if (e > b) {
           const int64_t q = e - 1;
-          if (q >= 0 && q < valid) finish_store_at<Op>(tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v, p.finish, out);
+          if (q >= 0 && q < valid) {
+            const Acc v = tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v;
+            if (b >= 0) finish_store_at<Op>(v, p.finish, out);  // the whole segment is the tile's
+            else split_arrive<Op, Acc>(p, s, t, E, v, false, jobs, 0);  // its end: the split's last piece
+          } else if (q >= valid && b < valid) {  // it goes on past the tile: a piece of the split
+            split_arrive<Op, Acc>(p, s, t, E, tile.ld(layout.pos((valid - 1) / ipt, (int32_t)((valid - 1) % ipt))).v,
+                                  b >= 0, jobs, 1);
+          }
         } else {  // empty: the tile holding its begin (n - 1 past the end) writes it
           int64_t at = p.n - base - 1;
           if (b < at) at = b;
@@ -447,6 +569,16 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
         }
       }
     }
+    // The splits whose last piece this tile brought: folded by warp 0 in the documented order,
+    // after every arrival of the tile (their releases come before its acquire, so that no
+    // release of a split carries another split's wait: one dependent step, however many splits).
+    __syncthreads();
+    const bool finishing = jobs.ld(0) >= 0 || jobs.ld(3) >= 0;
+    if (finishing && tid == 0) __threadfence();  // acquire: every piece, released before its ticket
+    __syncthreads();
+    if (finishing && tid < 32)
+      for (int k = 0; k < 2; ++k)
+        if (jobs.ld(3 * k) >= 0) split_finish<Op, Acc>(p, jobs.ld(3 * k), jobs.ld(3 * k + 1), jobs.ld(3 * k + 2), dst + jobs.ld(3 * k) * step);
   } else {
     unsigned char *dst = static_cast<unsigned char *>(p.dst);
     const int64_t step = p.dst_stride * (int64_t)p.dst_size;

@@ -58,7 +58,9 @@ typedef struct {
                           staged keys, (by-key reduce) the ends (akx__segment_smem) */
   int64_t window_at, window_cap; /* byte offset; entries of the window (segments + 1 a round) */
   int64_t keys_at, ends_at;      /* byte offsets */
-  /* the look-back (kernels/akx/lookback.cuh), as the scan's */
+  /* the look-back (kernels/akx/lookback.cuh), as the scan's. A segmented reduction's: its
+   * split tickets in the flags (two words a tile), its pieces (lead, then trail: an accumulator
+   * each per tile) where the nodes would be (kernels/akx/segment_tile.cuh, split_arrive) */
   void *status;
   uint32_t epoch;
   int32_t reset_status;

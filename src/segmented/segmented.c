@@ -163,7 +163,14 @@ static akx_status size_tiles(const akx_context *ctx, int32_t block_size, int32_t
   if (p->tiles > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: %" PRId64 " tiles of %" PRId64
                      " are more than one grid holds", p->n, p->tiles, tile);
-  *need = akx__lookback_need(p->tiles, node);
+  if (reduce && !p->by_keys) {
+    /* The splits' tickets (64 bits a tile, in the flags) and pieces (two accumulators a tile,
+     * where the nodes would be): kernels/akx/segment_tile.cuh, split_arrive. */
+    const akx__ws_need split = {{1, 2 * p->tiles, 0}, (size_t)(2 * p->tiles) * acc_size, 0, 0};
+    *need = split;
+  } else {
+    *need = akx__lookback_need(p->tiles, node);
+  }
   return AKX_SUCCESS;
 }
 
