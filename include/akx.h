@@ -132,8 +132,8 @@ typedef struct {
  *       AUTO one, R itself, or a wide type of R's kind: int64 or float64 for bool and signed
  *       integers, uint64 or float64 for unsigned integers (and int64 for those narrower than
  *       64 bits, PyTorch's promotion), float32 or float64 for floats, complex128 for complex
- *       (AKX_ERROR_UNSUPPORTED otherwise). The AUTO accumulators of bool, int32, int64 and
- *       the float sources are prebuilt for CUDA (the sim's build prebuilds most explicit ones
+ *       (AKX_ERROR_UNSUPPORTED otherwise). The AUTO accumulators of ADD, MIN and MAX over
+ *       bool, int32, int64 and the float sources are prebuilt for CUDA (the sim's build prebuilds most explicit ones
  *       too); the others are compiled at run time on first use, once per machine with the disk
  *       cache (docs/runtime_kernels.md).
  * fold: combine with the previous value of the destination instead of overwriting it.
@@ -306,7 +306,7 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * accumulator converted once at the store. Accumulator (opts->acc): any that akx_reduce_opts
  * allows for the identity map (AUTO: narrow integers and bool widen to 64 bits for ADD/MUL,
  * float16/bfloat16 to float32). The AUTO accumulator stored to its own dtype or src's is
- * prebuilt (for CUDA: of bool, int32, int64 and the float sources; the sim's build also
+ * prebuilt (for CUDA: ADD, MIN and MAX of bool, int32, int64 and the float sources; the sim's build also
  * prebuilds src's own); other combinations compile at run time on first use.
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.

@@ -111,9 +111,14 @@ AKX_CONSTEXPR bool cuda_prebuilt_source(akx_dtype src) {
   return src == AKX_BOOL || src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT16 || src == AKX_BFLOAT16 ||
          src == AKX_FLOAT32 || src == AKX_FLOAT64;
 }
+// nvcc prebuilds ADD, MIN and MAX (sums, counts, softmax's max, ranges); MUL and the bit ops
+// compile at run time on first use (NVRTC, kept by the disk cache). Half of nvcc's build time
+// went to those four ops of the integer sources, seven ops where the floats have four, for the
+// calls a program makes least (measured: bench/RESULTS.md, "Build time").
+AKX_CONSTEXPR bool cuda_prebuilt_op(akx_op op) { return op == AKX_OP_ADD || op == AKX_OP_MIN || op == AKX_OP_MAX; }
 // r: the map's result (map_result), which the accumulator rules start from.
 AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc, prebuilt_for b) {
-  if (b == prebuilt_for_cuda) return acc == auto_acc(r, op);
+  if (b == prebuilt_for_cuda) return cuda_prebuilt_op(op) && acc == auto_acc(r, op);
   return acc_allowed(r, op, acc);
 }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
@@ -157,7 +162,7 @@ AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
 // AUTO accumulator (nvcc: of its seven source dtypes), or (the sim) the source's own, stored
 // to the accumulator's dtype or the source's (a float16 cumsum into float16).
 AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, prebuilt_for b) {
-  if (b == prebuilt_for_cuda && !cuda_prebuilt_source(src)) return false;
+  if (b == prebuilt_for_cuda && (!cuda_prebuilt_source(src) || !cuda_prebuilt_op(op))) return false;
   const bool acc_ok = acc == auto_acc(src, op) || (b == prebuilt_for_sim && acc == src);
   return acc_ok && op_allowed(acc, op) && (dst == acc || dst == src);
 }

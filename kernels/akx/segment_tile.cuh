@@ -178,21 +178,24 @@ struct key_stager {
   scan_layout klayout;
   int64_t base, valid;
   int32_t tid, bd, ipt;
+  // 8-byte keys half as many at once: 16 of them held 32 registers, and ptxas spilled the
+  // by-key kernels of 4-byte accumulators at the tiles' 80-register bound (CUDA 13.0, sm_90).
   template <class K>
   AKX_DEVICE void operator()(K) const {
+    constexpr int B = sizeof(K) >= 8 && Batch > 8 ? 8 : Batch;
     const K *keys = static_cast<const K *>(p.keys);
     const bool normalise = p.keys_bool != 0;
     striped_walk w(tid, bd, ipt);
-    for (int32_t j0 = 0; j0 < ipt; j0 += Batch) {
-      K k[Batch];
+    for (int32_t j0 = 0; j0 < ipt; j0 += B) {
+      K k[B];
 #pragma unroll
-      for (int u = 0; u < Batch; ++u) {
+      for (int u = 0; u < B; ++u) {
         const int64_t e = (int64_t)(j0 + u) * bd + tid;
         k[u] = 0;
         if (j0 + u < ipt && e < valid) k[u] = gld(keys + (base + e) * p.keys_stride);
       }
 #pragma unroll
-      for (int u = 0; u < Batch; ++u) {
+      for (int u = 0; u < B; ++u) {
         if (j0 + u < ipt) {
           kbuf.st(klayout.pos(w.run, w.k), normalise ? (unsigned long long)(k[u] != 0) : (unsigned long long)k[u]);
           w.next();
