@@ -133,9 +133,10 @@ typedef struct {
  *       integers, uint64 or float64 for unsigned integers (and int64 for those narrower than
  *       64 bits, PyTorch's promotion), float32 or float64 for floats, complex128 for complex
  *       (AKX_ERROR_UNSUPPORTED otherwise). The AUTO accumulators of ADD, MIN and MAX over
- *       bool, int32, int64 and the float sources are prebuilt for CUDA (the sim's build prebuilds most explicit ones
- *       too); the others are compiled at run time on first use, once per machine with the disk
- *       cache (docs/runtime_kernels.md).
+ *       int32, int64, float32 and float64 sources are prebuilt for CUDA (the sim's build
+ *       prebuilds every source and most explicit accumulators too); the others are compiled
+ *       at run time on first use, once per machine with the disk cache
+ *       (docs/runtime_kernels.md).
  * fold: combine with the previous value of the destination instead of overwriting it.
  * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table;
  *       block_size a multiple of 32 in 32..256 (the kernels' launch bounds). */
@@ -306,8 +307,9 @@ akx_status akx_reduce_dims_workspace_size(const akx_context *ctx, const akx_arra
  * accumulator converted once at the store. Accumulator (opts->acc): any that akx_reduce_opts
  * allows for the identity map (AUTO: narrow integers and bool widen to 64 bits for ADD/MUL,
  * float16/bfloat16 to float32). The AUTO accumulator stored to its own dtype or src's is
- * prebuilt (for CUDA: ADD, MIN and MAX of bool, int32, int64 and the float sources; the sim's build also
- * prebuilds src's own); other combinations compile at run time on first use.
+ * prebuilt (for CUDA: ADD, MIN and MAX of int32, int64, float32 and float64 sources; the
+ * sim's build also prebuilds the other ops, sources and src's own); other combinations compile
+ * at run time on first use.
  * MIN/MAX have no neutral element (as numpy): an exclusive MIN/MAX scan needs opts->init.
  * Bitwise deterministic run to run (floats included). Stays asynchronous on the stream.
  * opts->block_size / items_per_thread override the tuning table (block_size a multiple of 32

@@ -107,9 +107,13 @@ enum prebuilt_for : int { prebuilt_for_sim = 0, prebuilt_for_cuda = 1 };
 #else
 #define AKX_PREBUILT_FOR ::akx::prebuilt_for_sim
 #endif
+// nvcc prebuilds the sources of C's and Julia's default types; bool, float16, bfloat16 and the
+// narrow integers compile at run time on first use (NVRTC, a few seconds once per machine: the
+// disk cache keeps them). float16 and bfloat16 were nvcc's two largest units of every family,
+// and the README's build of the whole library had to stay within its ten minutes on two cores
+// (bench/RESULTS.md, "Build time").
 AKX_CONSTEXPR bool cuda_prebuilt_source(akx_dtype src) {
-  return src == AKX_BOOL || src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT16 || src == AKX_BFLOAT16 ||
-         src == AKX_FLOAT32 || src == AKX_FLOAT64;
+  return src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT32 || src == AKX_FLOAT64;
 }
 // nvcc prebuilds ADD, MIN and MAX (sums, counts, softmax's max, ranges); MUL and the bit ops
 // compile at run time on first use (NVRTC, kept by the disk cache). Half of nvcc's build time

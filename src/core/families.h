@@ -125,6 +125,14 @@ static inline akx__family_kind_t akx__family_kind(int family) {
   return AKX__KIND_NONE;
 }
 
+/* A family may prebuild less than its kind's rule: the segmented families prebuild their AUTO
+ * accumulator alone (two kernels per combination, the largest units of the build; an explicit
+ * accumulator compiles at run time on first use). src/launch/route.c asks this before the
+ * kind's rule, and the family's ladder (src/launch/segmented_instances.inl) compiles the same. */
+static inline int akx__family_auto_acc_only(int family) {
+  return family == AKX__FAMILY_SEGMENTED_REDUCE || family == AKX__FAMILY_SEGMENTED_SCAN;
+}
+
 static inline akx__combination akx__reduce_whole_combination(const akx__reduce_whole_plan *p) {
   const akx__combination c = {AKX__FAMILY_REDUCE_WHOLE, p->src.dtype, p->finish.dst_dtype, p->acc, p->op, p->map};
   return c;

@@ -23,8 +23,19 @@
 #define AKX_REDUCE_STR_2_(x) #x
 #define AKX_REDUCE_STR_(x) AKX_REDUCE_STR_2_(x)
 
+#ifndef AKX_REDUCE_AUTO_ONLY  // the family prebuilds the AUTO accumulator alone (src/core/families.h)
+#define AKX_REDUCE_AUTO_ONLY 0
+#endif
+
 namespace {
 using Src = akx::dtype_t<AKX_SRC_DTYPE>;
+
+// Whether acc is the AUTO accumulator of some map's result (AKX_REDUCE_AUTO_ONLY).
+constexpr bool auto_of_some_map(akx_dtype acc, akx_op op) {
+  for (int m = 0; m < AKX_MAP_COUNT; ++m)
+    if (akx::auto_acc(akx::map_result(akx::dtype_v<Src>, (akx_map)m), op) == acc) return true;
+  return false;
+}
 
 akx_status no_instance(const AKX_REDUCE_PLAN &p) {
   return akx__fail(AKX_ERROR_INTERNAL,
@@ -35,8 +46,11 @@ akx_status no_instance(const AKX_REDUCE_PLAN &p) {
 
 template <class Acc, class Op>
 akx_status with_op(const AKX_REDUCE_PLAN &p, void *stream) {
-  if constexpr (akx::reduce_prebuilt_any_map(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR)) {
-    if (akx::reduce_prebuilt(akx::dtype_v<Src>, (akx_map)p.map, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR))
+  if constexpr (akx::reduce_prebuilt_any_map(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR) &&
+                (!AKX_REDUCE_AUTO_ONLY || auto_of_some_map(akx::dtype_v<Acc>, Op::id))) {
+    if (akx::reduce_prebuilt(akx::dtype_v<Src>, (akx_map)p.map, akx::dtype_v<Acc>, Op::id, AKX_PREBUILT_FOR) &&
+        (!AKX_REDUCE_AUTO_ONLY ||
+         akx::auto_acc(akx::map_result(akx::dtype_v<Src>, (akx_map)p.map), Op::id) == akx::dtype_v<Acc>))
       return AKX_REDUCE_LAUNCH<Src, Acc, Op>(p, stream);
   }
   return no_instance(p);

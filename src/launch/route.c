@@ -11,6 +11,13 @@
  * sets). A user op's is never prebuilt; a family without accumulator and op (findall) always is. */
 static int combination_prebuilt(akx_backend backend, const akx__combination *c) {
   if (c->op >= AKX_USER_OP_FIRST) return 0;
+  if (akx__family_auto_acc_only(c->family)) {
+    /* The AUTO accumulator of the map's result (a scan's: of the identity map). */
+    const akx_map m = akx__family_kind(c->family) == AKX__KIND_SCAN ? AKX_MAP_IDENTITY : (akx_map)c->map;
+    akx_dtype a;
+    if (akx__resolve_acc((akx_dtype)c->src, m, (akx_op)c->op, AKX_DTYPE_AUTO, &a) != AKX_SUCCESS || (int32_t)a != c->acc)
+      return 0;
+  }
   switch (akx__family_kind(c->family)) {
     case AKX__KIND_REDUCE:
       return akx__reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, backend);
