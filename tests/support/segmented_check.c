@@ -1,5 +1,6 @@
 /* The segmented and keyed family's checker (segmented_check.h). */
 #include "segmented_check.h"
+#include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,4 +572,33 @@ void tsg_rig_free(akx_context *ctx, tsg_rig *r) {
   tsg_free_offsets(ctx, &r->offs);
   tsg_free(&r->seen);
   free(r->dst_before);
+}
+
+void tsg_assert_same_bits(akx_context *ctx, tsg_runner run, tsg_case c, int schedule_base) {
+  tsg_offsets pats[2] = {tsg_power_law(3000, 3000, 77), tsg_one_big(1 << 18, 100, 78)};
+  c.fill_flags = REF_FILL_ROUGH;
+  for (int p = 0; p < 2; ++p) {
+    tsg_result first, again;
+    char msg[1536];
+    cr_assert(run(ctx, &c, &pats[p], 99, &first, msg, sizeof msg), "%s", msg);
+    for (int k = 0; k < 3; ++k) {
+      akx_context *use = ctx;
+      if (k > 0) {
+        char sched[32];
+        snprintf(sched, sizeof sched, "random:%d", schedule_base + k);
+        setenv("AKX_SIM_SCHEDULE", sched, 1);
+        use = tfx_open();
+      }
+      cr_assert(run(use, &c, &pats[p], 99, &again, msg, sizeof msg), "%s", msg);
+      cr_assert(memcmp(first.out, again.out, first.out_bytes) == 0, "%s: call %d gave other bits than the first",
+                pats[p].name, k);
+      free(again.out);
+      if (k > 0) {
+        tfx_close(use);
+        unsetenv("AKX_SIM_SCHEDULE");
+      }
+    }
+    free(first.out);
+    tsg_free(&pats[p]);
+  }
 }

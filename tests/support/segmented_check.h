@@ -61,6 +61,14 @@ int tsg_reduce_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *segs,
                    tsg_result *res, char *msg, size_t len);
 int tsg_scan_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *segs, uint64_t seed,
                  tsg_result *res, char *msg, size_t len);
+/* One of the runners above. */
+typedef int (*tsg_runner)(akx_context *ctx, const tsg_case *c, const tsg_offsets *segs, uint64_t seed,
+                          tsg_result *r, char *msg, size_t msg_size);
+/* Bitwise determinism of a float call (c: its case, values REF_FILL_ROUGH so that the order
+ * shows in the bits) over power-law segments and one 2^18 segment split over blocks: the same
+ * bits from every call, on ctx and on three contexts under shuffled schedules (random:base+k). */
+void tsg_assert_same_bits(akx_context *ctx, tsg_runner run, tsg_case c, int schedule_base);
+
 int tsg_reduce_by_key_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *runs,
                           uint64_t seed, tsg_result *res, char *msg, size_t len);
 int tsg_scan_by_key_run(akx_context *ctx, const tsg_case *c, const tsg_offsets *runs,
