@@ -36,27 +36,9 @@ static void run(const tsg_case *c, const tsg_offsets *o, uint64_t seed) {
   cr_assert(tsg_scan_run(ctx, c, o, seed, NULL, msg, sizeof msg), "%s", msg);
 }
 
-enum { N_PATTERNS = 12 };
-static tsg_offsets pattern(int k) {
-  switch (k) {
-    case 0: { const int64_t e[] = {0, 0, 0, 0, 0, 0, 0}; return tsg_given(10, 6, e, "all empty at 0"); }
-    case 1: { const int64_t e[] = {7, 7, 7, 7, 7}; return tsg_given(10, 4, e, "all empty at 7"); }
-    case 2: { const int64_t e[] = {0, 5000}; return tsg_given(5000, 1, e, "one segment over src"); }
-    case 3: return tsg_uniform(3000, 1);
-    case 4: return tsg_uniform(100, 31);
-    case 5: return tsg_uniform(100, 32);
-    case 6: return tsg_uniform(100, 33);
-    case 7: return tsg_uniform(5, 1000);
-    case 8: return tsg_power_law(2000, 300, 17);
-    case 9: { const int64_t e[] = {17}; return tsg_given(100, 0, e, "no segment"); }
-    case 10: { const int64_t e[] = {20, 50, 50, 300, 480}; return tsg_given(500, 4, e, "offsets[0] > 0, offsets[nseg] < n"); }
-    default: return tsg_uniform(3, 65537);
-  }
-}
-
 Test(segmented_scan, patterns_inclusive_exclusive_init) {
-  for (int k = 0; k < N_PATTERNS; ++k) {
-    tsg_offsets o = pattern(k);
+  for (int k = 0; k < TSG_PATTERNS; ++k) {
+    tsg_offsets o = tsg_pattern(k);
     for (int variant = 0; variant < 3; ++variant) {
       tsg_case c = tsg_case_make(AKX_FLOAT32, AKX_OP_ADD);
       c.off_t = (k + variant) % 2 ? AKX_INT32 : AKX_INT64;

@@ -23,6 +23,11 @@ tsg_offsets tsg_uniform(int64_t nseg, int64_t len);
 tsg_offsets tsg_power_law(int64_t nseg, int64_t max_len, uint64_t seed);
 /* ntiny segments of 0..3 elements, with one of `big` elements among them (at ntiny / 3). */
 tsg_offsets tsg_one_big(int64_t big, int64_t ntiny, uint64_t seed);
+/* The segment patterns every segmented test file runs (k in 0..TSG_PATTERNS-1): all empty,
+ * one segment over src, uniform 1, 31, 32, 33, 1000, 65537, power-law lengths, nseg 0,
+ * offsets[0] > 0 and offsets[nseg] < n. Freed by the caller (tsg_free). */
+enum { TSG_PATTERNS = 12 };
+tsg_offsets tsg_pattern(int k);
 /* Offsets given entry by entry (nseg + 1 of them) over n elements. */
 tsg_offsets tsg_given(int64_t n, int64_t nseg, const int64_t *entries, const char *name);
 void tsg_free(tsg_offsets *o);
