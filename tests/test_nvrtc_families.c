@@ -97,6 +97,8 @@ typedef struct {
 #define RD AKX__FAMILY_REDUCE_DIMS
 #define SC AKX__FAMILY_SCAN
 #define FA AKX__FAMILY_FINDALL
+#define SR AKX__FAMILY_SEGMENTED_REDUCE
+#define SS AKX__FAMILY_SEGMENTED_SCAN
 #define AUTO AKX_DTYPE_AUTO
 static combination combinations[] = {
     {{RW, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}, 1},
@@ -119,11 +121,17 @@ static combination combinations[] = {
     {{FA, AKX_UINT8, AUTO, AUTO, AKX_OP_ADD}, 0},
     {{FA, AKX_FLOAT16, AUTO, AUTO, AKX_OP_ADD}, 0},
     {{FA, AKX_COMPLEX128, AUTO, AUTO, AKX_OP_ADD}, 0},
+    {{SR, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}, 1},
+    {{SR, AKX_FLOAT16, AUTO, AKX_FLOAT32, AKX_OP_MAX}, 0},
+    {{SS, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}, 1},
+    {{SS, AKX_INT8, AUTO, AUTO, AKX_OP_XOR}, 0},
 };
 #undef RW
 #undef RD
 #undef SC
 #undef FA
+#undef SR
+#undef SS
 #undef AUTO
 
 ParameterizedTestParameters(nvrtc_families, cubin_and_ptx) {
@@ -281,4 +289,6 @@ Test(nvrtc_families, user_ops_compile, .timeout = 600) {
   compile_user_unit(&welford, AKX__FAMILY_REDUCE_WHOLE, AKX_FLOAT32, AKX_DTYPE_AUTO);
   compile_user_unit(&welford, AKX__FAMILY_REDUCE_DIMS, AKX_FLOAT16, AKX_FLOAT64);
   compile_user_unit(&affine, AKX__FAMILY_SCAN, AKX_INT32, AKX_FLOAT64);
+  compile_user_unit(&welford, AKX__FAMILY_SEGMENTED_REDUCE, AKX_FLOAT32, AKX_DTYPE_AUTO);
+  compile_user_unit(&affine, AKX__FAMILY_SEGMENTED_SCAN, AKX_INT32, AKX_FLOAT64);
 }
