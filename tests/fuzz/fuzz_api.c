@@ -660,6 +660,51 @@ static void call_findall(reader *r, state *st) {
   check_status("akx_findall", s);
 }
 
+/* The segmented family: offsets or keys decoded from the fuzzer's sources (their bytes are
+ * whatever the input holds: garbage offsets, any keys), one of its four calls. */
+static void call_segmented(reader *r, state *st) {
+  akx_array src, dst, seg, keys_out;
+  decode_array(r, st, &src, &st->src[u8(r) % st->nsrc], NULL);
+  decode_array(r, st, &dst, &st->out, NULL);
+  decode_array(r, st, &seg, &st->src[u8(r) % st->nsrc], NULL);
+  decode_array(r, st, &keys_out, &st->out, NULL);
+  const uint8_t how = u8(r), which = u8(r) % 4;
+  if (how & 1) { /* mostly well-formed descriptors: 1-d, offsets int32/int64, the lengths that fit */
+    src.ndim = dst.ndim = seg.ndim = keys_out.ndim = 1;
+    seg.dtype = which >= 2 ? AKX_INT32 : (how & 2) ? AKX_INT64 : AKX_INT32;
+    if (which == 0) seg.shape[0] = dst.shape[0] + 1;
+  }
+  akx_op op = decode_op(r);
+  akx_map map = decode_map(r);
+  akx_scan_opts so = akx_scan_opts_default();
+  so.exclusive = (how & 4) ? 1 : 0;
+  int64_t runs = -7;
+  akx_status s;
+  const char *name;
+  if (trace) fprintf(stderr, "segmented call %d: op %d, map %d, how %d\n", (int)which, (int)op, (int)map, (int)how);
+  switch (which) {
+    case 0:
+      name = "akx_segmented_reduce";
+      s = akx_segmented_reduce(ctx, (how & 64) ? NULL : &dst, &src, (how & 128) ? NULL : &seg, map, op, NULL);
+      break;
+    case 1:
+      name = "akx_segmented_scan";
+      s = akx_segmented_scan(ctx, (how & 64) ? NULL : &dst, &src, (how & 128) ? NULL : &seg, op, &so);
+      break;
+    case 2:
+      name = "akx_reduce_by_key";
+      s = akx_reduce_by_key(ctx, &keys_out, (how & 64) ? NULL : &dst, (how & 128) ? NULL : &seg, &src, map, op, NULL,
+                            (how & 8) ? NULL : &runs);
+      break;
+    default:
+      name = "akx_scan_by_key";
+      s = akx_scan_by_key(ctx, (how & 64) ? NULL : &dst, (how & 128) ? NULL : &seg, &src, op, &so);
+      break;
+  }
+  trace_status(name, s);
+  check_status(name, s);
+}
+
 static void call_set_workspace(reader *r, state *st) {
   uint8_t sel = u8(r);
   uint16_t v = u16(r);
@@ -831,7 +876,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "input: %d sources of %zu, %zu, %zu bytes; workspace buffer %zu bytes\n", st.nsrc,
             st.src[0].bytes, st.nsrc > 1 ? st.src[1].bytes : 0, st.nsrc > 2 ? st.src[2].bytes : 0, st.ws.bytes);
   for (int call = 0; call < MAX_CALLS && r->n > 0; ++call) {
-    switch (u8(r) % 12) {
+    switch (u8(r) % 13) {
       case 0: case 1: case 2: call_mapreduce(r, &st, 0); break;
       case 3: call_mapreduce(r, &st, 1); break;
       case 4: call_workspace_size(r, &st); break;
@@ -840,6 +885,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 7: call_findall(r, &st); break;
       case 8: call_set_workspace(r, &st); break;
       case 9: call_malloc_free(r, &st); break;
+      case 12: call_segmented(r, &st); break;
       default: call_memcpy(r, &st); break;
     }
   }
