@@ -20,6 +20,31 @@ akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) 
   return AKX_SUCCESS;
 }
 
+akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
+                                const char *call, akx_dtype *acc, akx__user_op **user) {
+  *acc = AKX_DTYPE_AUTO;
+  *user = NULL;
+  AKX_TRY(akx__user_op_resolve(ctx, op, src, AKX_MAP_IDENTITY, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0, call,
+                               user));
+  if (*user) {
+    /* dst takes any dtype: the op's store (or D(a)) converts. */
+    if (opts && opts->exclusive && !opts->init && !(*user)->info.has_identity)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
+                       "gives the first output", (int)op);
+  } else {
+    AKX_TRY(akx__resolve_acc(src, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
+    /* resolve_acc took every accumulator the reductions take; dst may be any dtype: the store
+     * converts once (combinations outside the prebuilt set compile at run time). */
+  }
+  if (opts && opts->exclusive && !opts->init && (op == AKX_OP_MIN || op == AKX_OP_MAX))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for "
+                     "the first output (as numpy)",
+                     akx__op_name(op), akx__op_name(op));
+  return AKX_SUCCESS;
+}
+
 akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
                                   int32_t items_per_thread) {
   const akx__tuning over = {block_size, items_per_thread, 0};
@@ -82,26 +107,7 @@ static akx_status check_call(const akx_context *ctx, const akx_array *dst, const
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "dim is %d; it must be AKX_DIM_ALL (-1) or in 0..%d for a %d-d src", (int)dim,
                      (int)src->ndim - 1, (int)src->ndim);
-  c->acc = AKX_DTYPE_AUTO;
-  c->user = NULL;
-  AKX_TRY(akx__user_op_resolve((akx_context *)ctx, op, src->dtype, AKX_MAP_IDENTITY,
-                               opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0, "akx_scan", &c->user));
-  if (c->user) {
-    /* dst takes any dtype: the op's store (or D(a)) converts. */
-    if (opts && opts->exclusive && !opts->init && !c->user->info.has_identity)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
-                       "gives the first output", (int)op);
-  } else {
-    AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, &c->acc));
-    /* resolve_acc took every accumulator the reductions take; dst may be any dtype: the store
-     * converts once (combinations outside the prebuilt set compile at run time). */
-  }
-  if (opts && opts->exclusive && !opts->init && (op == AKX_OP_MIN || op == AKX_OP_MAX))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for "
-                     "the first output (as numpy)",
-                     akx__op_name(op), akx__op_name(op));
+  AKX_TRY(akx__scan_resolve_op((akx_context *)ctx, src->dtype, op, opts, "akx_scan", &c->acc, &c->user));
   /* In place only as the same view: any other overlap would read what another tile wrote. */
   const int same_view = memory && dst->data == src->data && dst->dtype == src->dtype &&
                         memcmp(dst->strides, src->strides, sizeof(int64_t) * (size_t)src->ndim) == 0;

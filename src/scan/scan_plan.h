@@ -5,6 +5,12 @@
 #include "tuning.h"
 
 akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *opts);
+/* A scan's op over src (user ops resolved by their registry) and its accumulator, with the rule
+ * every scan keeps: an exclusive scan of an op without a neutral element (MIN, MAX, a user op
+ * without identity) needs opts->init. `call` names the call in a user op's refusals. */
+struct akx__user_op;
+akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
+                                const char *call, akx_dtype *acc, struct akx__user_op **user);
 /* The tile scans' tuning row for partials of this size, with the caller's overrides. */
 akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
                                   int32_t items_per_thread);

@@ -24,13 +24,17 @@ static akx_status check_line(const akx_context *ctx, const akx_array *a, const c
   return AKX_SUCCESS;
 }
 
+/* offsets: 1-d, int32 or int64, nseg + 1 entries (`nseg_of` names where nseg comes from: dst's
+ * length); NULL nseg_of: any number of segments, so at least the one entry (the scans). */
 static akx_status check_offsets(const akx_context *ctx, const akx_array *offsets, int64_t nseg, const char *nseg_of,
                                 int memory, akx__extent *e) {
   AKX_TRY(check_line(ctx, offsets, "offsets", AKX__ARRAY_SOURCE | memory, e));
   if (offsets->dtype != AKX_INT32 && offsets->dtype != AKX_INT64)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "offsets->dtype is %s; offsets are int32 or int64",
                      akx_dtype_name(offsets->dtype));
-  if (offsets->shape[0] != nseg + 1)
+  if (!nseg_of && offsets->shape[0] < 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "offsets->shape[0] is 0; offsets hold nseg + 1 entries, at least 1");
+  if (nseg_of && offsets->shape[0] != nseg + 1)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "offsets->shape[0] is %" PRId64 "; it must be %s + 1 = %" PRId64 " (segment s is "
                      "[offsets[s], offsets[s + 1]))", offsets->shape[0], nseg_of, nseg + 1);
@@ -109,23 +113,7 @@ static akx_status check_scan_op(akx_context *ctx, const akx_array *src, akx_op o
   AKX_TRY(akx__check_op(op));
   AKX_TRY(akx__check_scan_opts(ctx, opts));
   if (opts) AKX_TRY(check_tile_opts(ctx, opts->block_size, opts->items_per_thread));
-  *acc = AKX_DTYPE_AUTO;
-  *user = NULL;
-  AKX_TRY(akx__user_op_resolve(ctx, op, src->dtype, AKX_MAP_IDENTITY, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0,
-                               call, user));
-  if (*user) {
-    if (opts && opts->exclusive && !opts->init && !(*user)->info.has_identity)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing gives the "
-                       "first output of a segment", (int)op);
-  } else {
-    AKX_TRY(akx__resolve_acc(src->dtype, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
-  }
-  if (opts && opts->exclusive && !opts->init && (op == AKX_OP_MIN || op == AKX_OP_MAX))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for the first "
-                     "output of a segment (as numpy)", akx__op_name(op), akx__op_name(op));
-  return AKX_SUCCESS;
+  return akx__scan_resolve_op(ctx, src->dtype, op, opts, call, acc, user);
 }
 
 /* ---- the plan ----------------------------------------------------------------------------------- */
@@ -335,18 +323,9 @@ static akx_status segmented_scan_prepare(const akx_context *cctx, const akx_arra
   const int mem = memory ? AKX__ARRAY_MEMORY : 0;
   akx__extent se, de, xe;
   AKX_TRY(akx__check_context(ctx));
-  if (keys) AKX_TRY(check_line(ctx, keys, "keys", AKX__ARRAY_SOURCE | mem, &xe));
   AKX_TRY(check_scan_arrays(ctx, dst, src, mem, &de, &se));
   if (keys) AKX_TRY(check_keys(ctx, keys, src->shape[0], "src->shape[0]", mem, &xe));
-  if (!keys) {
-    AKX_TRY(check_line(ctx, offsets, "offsets", AKX__ARRAY_SOURCE | mem, &xe));
-    if (offsets->dtype != AKX_INT32 && offsets->dtype != AKX_INT64)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "offsets->dtype is %s; offsets are int32 or int64",
-                       akx_dtype_name(offsets->dtype));
-    if (offsets->shape[0] < 1)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "offsets->shape[0] is 0; offsets hold nseg + 1 entries, at least 1");
-  }
+  else AKX_TRY(check_offsets(ctx, offsets, 0, NULL, mem, &xe));
   akx_dtype acc;
   akx__user_op *u;
   AKX_TRY(check_scan_op(ctx, src, op, opts, keys ? "akx_scan_by_key" : "akx_segmented_scan", &acc, &u));
