@@ -15,10 +15,11 @@
  *    width q; with groups, each group of group_splits consecutive splits first, then the
  *    groups in order; one launch and two, 3 splits (one level), hundreds and 1000 (two), the
  *    tile and the rows bodies (lanes 32, 16, 8, 4);
- *  - the tile scan's look-back (kernels/akx/lookback.cuh): tile t's prefix is the Fenwick
- *    fold of the nodes of t's binary decomposition, oldest first, each node F(i) the fold of
- *    the lowbit nodes below it and the tile's aggregate; 1, 2, 3, 7, 64 and 100 tiles of the
- *    tuning's size, inclusive and exclusive;
+ *  - the tile scan's look-back (kernels/akx/lookback.cuh): tile t's prefix is the fold of the
+ *    nodes of t's base-32 decomposition, oldest first, the newest 31 x level of them folded
+ *    apart (they and the tile's aggregate make its node; tests/support/lookback_model.h);
+ *    1, 2, 3, 7, 64, 100 and 1030 (level-2 nodes) tiles of the tuning's size, inclusive and
+ *    exclusive;
  *  - the column scans' carry (kernels/akx/scan_columns.cuh): each chunk folded left to right
  *    from its first element, the chunks' totals folded in order from the identity, each chunk
  *    rescanned from its carry; and akx_scan_piece's carries (src/scan/scan_piece.c): a piece's
@@ -38,6 +39,7 @@
 #include "akx_layer.h"
 #include "akx_sim.h"
 #include "fixture.h"
+#include "lookback_model.h"
 #include "internal.h"           /* akx__context_reread_settings */
 #include "tuning.h"             /* akx__tuning_lookup */
 #include "reduce/reduce_dims.h" /* akx__reduce_dims_plan_shape */
@@ -447,23 +449,11 @@ Test(finish_order, split_dims_float64) { dims_sweep(AKX_FLOAT64); }
 
 /* ---- the tile scan's look-back --------------------------------------------------------------- */
 
-static int lowest_set(uint64_t x) {
-  int k = 0;
-  while (((x >> k) & 1) == 0) ++k;
-  return k;
-}
-static int bits_set(uint64_t x) {
-  int c = 0;
-  for (; x; x &= x - 1) ++c;
-  return c;
-}
-
-/* Exclusive prefixes of `tiles` tiles with aggregates agg (kernels/akx/lookback.cuh): tile t
- * (node i = t + 1, k = ctz(i)) publishes node[t] = q_{k-1} o ... o q_0 o agg[t], where q_0 = t,
- * q_{r+1} = q_r - lowbit(q_r) name nodes q_r - 1; its prefix is q_{m-1} o ... o q_k (high)
- * then o low, m = popcount(t), each fold starting from the identity. ORDER_SEQUENTIAL: the
- * plain left fold of the aggregates; ORDER_LANES_REVERSED: both folds newest first. */
-static void fenwick_prefixes(akx_dtype t, const double *agg, int64_t tiles, order o, double *prefix) {
+/* Exclusive prefixes of `tiles` tiles with aggregates agg (kernels/akx/lookback.cuh, the radix-32
+ * tree: tests/support/lookback_model.h): tile t's prefix is high o low, each fold from the
+ * identity oldest first, and its node low o agg[t]. ORDER_SEQUENTIAL: the plain left fold of the
+ * aggregates; ORDER_LANES_REVERSED: both folds newest first. */
+static void lookback_prefixes(akx_dtype t, const double *agg, int64_t tiles, order o, double *prefix) {
   double *node = tfx_xmalloc((size_t)tiles * sizeof *node);
   double running = IDENTITY;
   for (int64_t tile = 0; tile < tiles; ++tile) {
@@ -472,19 +462,12 @@ static void fenwick_prefixes(akx_dtype t, const double *agg, int64_t tiles, orde
       running = add(t, running, agg[tile]);
       continue;
     }
-    const int k = lowest_set((uint64_t)tile + 1), m = bits_set((uint64_t)tile);
-    uint64_t q[64];
-    q[0] = (uint64_t)tile;
-    for (int r = 1; r < m; ++r) q[r] = q[r - 1] & (q[r - 1] - 1);
+    uint64_t q[TLB_MAX_TERMS];
+    int k;
+    const int m = tlb_lookback_terms((uint64_t)tile, q, &k);
     double low = IDENTITY, high = IDENTITY;
-    for (int j = 0; j < k; ++j) {
-      const int r = o == ORDER_DOCUMENTED ? k - 1 - j : j;
-      low = add(t, low, node[q[r] - 1]);
-    }
-    for (int j = 0; j < m - k; ++j) {
-      const int r = o == ORDER_DOCUMENTED ? m - 1 - j : k + j;
-      high = add(t, high, node[q[r] - 1]);
-    }
+    for (int j = 0; j < k; ++j) low = add(t, low, node[q[o == ORDER_DOCUMENTED ? m - k + j : m - 1 - j]]);
+    for (int j = 0; j < m - k; ++j) high = add(t, high, node[q[o == ORDER_DOCUMENTED ? j : m - k - 1 - j]]);
     node[tile] = k ? add(t, low, agg[tile]) : agg[tile];
     prefix[tile] = m > k ? (k ? add(t, high, low) : high) : low;
   }
@@ -521,17 +504,17 @@ static void lookback_case(akx_dtype t, int64_t tiles, int exclusive, uint64_t se
   cr_assert(h);
   double *agg = tfx_xmalloc((size_t)tiles * sizeof *agg), *prefix = tfx_xmalloc((size_t)tiles * sizeof *prefix);
   double *other = tfx_xmalloc((size_t)tiles * sizeof *other);
-  /* From 7 tiles the Fenwick folds are not the left fold (tile 6: (v0..v3) o (v4 o v5)); from
-   * 9, a fold of three nodes or more (node 8's) is not its reverse. The data must tell them. */
+  /* From 35 tiles the tree's folds are not the left fold (tile 34: node 31 o (v32 o v33)); from
+   * 4, a fold of three nodes or more (tile 3's) is not its reverse. The data must tell them. */
   const order others[2] = {ORDER_SEQUENTIAL, ORDER_LANES_REVERSED};
   int draw = 0;
   for (; draw < DRAWS; ++draw) {
     for (int64_t k = 0; k < tiles; ++k) agg[k] = rough(t, seed + 1000 * (uint64_t)draw, (uint64_t)k);
-    fenwick_prefixes(t, agg, tiles, ORDER_DOCUMENTED, prefix);
+    lookback_prefixes(t, agg, tiles, ORDER_DOCUMENTED, prefix);
     int told = 1;
     for (int j = 0; j < 2; ++j) {
-      if (tiles < (j == 0 ? 7 : 9)) continue;
-      fenwick_prefixes(t, agg, tiles, others[j], other);
+      if (tiles < (j == 0 ? 35 : 4)) continue;
+      lookback_prefixes(t, agg, tiles, others[j], other);
       int differs = 0;
       for (int64_t k = 0; k < tiles; ++k) differs += !same_bits(t, add(t, prefix[k], agg[k]), add(t, other[k], agg[k]));
       told = told && differs > 0;
@@ -564,7 +547,7 @@ static void lookback_case(akx_dtype t, int64_t tiles, int exclusive, uint64_t se
 }
 
 static void lookback_sweep(akx_dtype t) {
-  const int64_t tiles[] = {1, 2, 3, 7, 64, 100};
+  const int64_t tiles[] = {1, 2, 3, 7, 64, 100, 1030};
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; ++i) lookback_case(t, tiles[i], 0, 200 + i);
   lookback_case(t, 100, 1, 210);
   lookback_case(t, 7, 1, 211);

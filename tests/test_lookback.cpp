@@ -1,6 +1,7 @@
-// kernels/akx/lookback.cuh itself (the scan's deterministic Fenwick look-back), on the sim:
+// kernels/akx/lookback.cuh itself (the scan's deterministic radix-32 Fenwick look-back), on the sim:
 //  - with its release/acquire order: right prefixes under every schedule, in tile order (a
 //    non-commutative operator), and tiles really waited on nodes not yet published;
+//  - its chain of dependent publications: the base-32 digits of the last tile, not log2(tiles);
 //  - with a planted broken order (the flag published by a plain store, or by a relaxed store
 //    with no fence before it): the sim reports it (a global-memory race, a livelock) or the
 //    prefixes come out wrong under some schedule. A kernel that dropped the fence would fail
@@ -77,7 +78,7 @@ AKX_GLOBAL void lookback_probe(probe_args a) {
     if (t + 1 == (unsigned long long)a.tiles) atomicExch(&st.head->ticket, 0ull);
   }
   t = akx::shfl_idx(akx::FULL_MASK, t, 0);
-  const affine prefix = akx::lookback<affine_scan, Order, Epoch>(st, t, akx::gld(a.agg + t), a.epoch);
+  const affine prefix = akx::lookback<affine_scan, Order, Epoch>(st, a.tiles, t, akx::gld(a.agg + t), a.epoch);
   if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
 }
 
@@ -85,6 +86,7 @@ struct run_result {
   akx_status status;
   bool correct;
   unsigned long long waits;
+  uint64_t dependent_steps;  // the sim's longest release->acquire chain of the launch
 };
 
 template <class Order>
@@ -106,6 +108,7 @@ run_result run(const char *schedule, int64_t tiles) {
     expect = affine_scan::apply(expect, agg[t]);
   }
   r.waits = akx::lookback_status<affine>::at(status, 0).head->waits;
+  r.dependent_steps = sim.kernel("lookback_probe").dependent_steps;
   unsetenv("AKX_SIM_SCHEDULE");
   return r;
 }
@@ -113,10 +116,11 @@ run_result run(const char *schedule, int64_t tiles) {
 
 TestSuite(lookback);
 
-Test(lookback, release_acquire_right_in_tile_order_under_every_schedule) {
-  // 1..3 tiles: the first nodes; 64 and 300: decompositions of up to 5 and 8 nodes, and F(i)
-  // nodes that wait on up to k = 6 and 8 earlier ones.
-  for (int64_t tiles : {1, 2, 3, 64, 300}) {
+Test(lookback, release_acquire_right_in_tile_order_under_every_schedule, .timeout = 300) {
+  // 1..3 tiles: the first nodes; 32, 33, 64: the first level-1 node and readers of it; 300: up
+  // to 9 level-1 nodes and 31 level-0 ones a tile; 1100: level-2 nodes (tile 1023's waits on
+  // 62 earlier ones) and tiles reading all three levels.
+  for (int64_t tiles : {1, 2, 3, 32, 33, 64, 300, 1100}) {
     unsigned long long waits = 0;
     for (const char *schedule : schedules) {
       const run_result r = run<akx::lookback_release_acquire>(schedule, tiles);
@@ -127,6 +131,27 @@ Test(lookback, release_acquire_right_in_tile_order_under_every_schedule) {
     }
     // Tiles ran at once: some found a node not yet published and waited for it.
     if (tiles >= 64) cr_expect_gt(waits, 0ull, "%lld tiles: no tile ever waited", (long long)tiles);
+  }
+}
+
+// The chain of dependent publications is what the look-back costs at every size (each step a
+// round trip no work hides): a level-j node waits only for lower levels, so the longest
+// release->acquire chain is the number of base-32 digits of the last tile (a tile of level 0
+// publishes before it reads). The binary tree's was log2(tiles): 10 at 1100 tiles, here 3.
+Test(lookback, the_chain_is_the_base_32_digits_of_the_last_tile, .timeout = 300) {
+  const struct {
+    int64_t tiles;
+    uint64_t steps;
+  } cases[] = {{2, 1}, {32, 1}, {33, 2}, {1024, 2}, {1025, 3}, {1100, 3}};
+  for (const auto &c : cases) {
+    for (const char *schedule : {"inorder", "random:1", "random:2"}) {
+      const run_result r = run<akx::lookback_release_acquire>(schedule, c.tiles);
+      cr_assert_eq(r.status, AKX_SUCCESS, "%lld tiles, %s: %s", (long long)c.tiles, schedule, akx_last_error());
+      cr_assert(r.correct, "%lld tiles, %s: wrong prefixes", (long long)c.tiles, schedule);
+      cr_expect_eq(r.dependent_steps, c.steps, "%lld tiles, %s: a chain of %llu steps, expected %llu",
+                   (long long)c.tiles, schedule, (unsigned long long)r.dependent_steps,
+                   (unsigned long long)c.steps);
+    }
   }
 }
 
@@ -171,7 +196,7 @@ AKX_GLOBAL void lookback_after_reset_probe(probe_args a) {
   t = akx::shfl_idx(akx::FULL_MASK, t, 0);
   if (t >= (unsigned long long)a.tiles) return;  // tickets past the tile count
   const affine prefix =
-      akx::lookback<affine_scan, akx::lookback_release_acquire>(st, t, akx::gld(a.agg + t), a.epoch);
+      akx::lookback<affine_scan, akx::lookback_release_acquire>(st, a.tiles, t, akx::gld(a.agg + t), a.epoch);
   if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
 }
 

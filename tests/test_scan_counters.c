@@ -109,7 +109,7 @@ Test(scan_counters, conflict_free_tiles_every_partial_size_and_parity) {
 }
 
 /* Bytes of a whole-array float32 scan: n read, n written, plus per tile a ticket, a flag and a
- * node written and at most popcount(tile) nodes and flags read. */
+ * node written and at most the sum of the tile's base-32 digits (under 32 here) nodes and flags read. */
 Test(scan_counters, bytes_moved_whole_array) {
   if (!tfx_is_sim(ctx)) { cr_skip_test("counters are the sim's"); }
   const int64_t n = 200000;

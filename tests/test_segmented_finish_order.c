@@ -16,18 +16,18 @@
  *    ceil(pieces / 32)) from the identity, then the lanes in order from the identity; then
  *    the finish: dst's previous value (fold) o (init o value);
  *  - akx_segmented_scan, akx_scan_by_key, akx_reduce_by_key: the tile prefix from
- *    kernels/akx/lookback.cuh (node t = the k = ctz(t + 1) newest nodes of t's Fenwick
+ *    kernels/akx/lookback.cuh (node t = the 31 x level newest nodes of t's base-32
  *    decomposition, oldest first, o the tile's aggregate; prefix = (the older nodes, oldest
- *    first) o (those k)); a scan's output is init o the inclusive value (exclusive: init o the
+ *    first) o (those); tests/support/lookback_model.h); a scan's output is init o the inclusive value (exclusive: init o the
  *    value before, a segment's first init or +0.0), a by-key reduction's the run's last.
  * The data: 100 tiles (the last partial) of segments of 1 to 100 elements around ones that
  * cross tiles: 1000 and 5000 long, one beginning and one ending at a tile's edge, one of two
- * tiles, and one of 67 tiles (three pieces a lane: its lanes' order and each lane's direction
+ * tiles, and one of 65 tiles (three pieces a lane: its lanes' order and each lane's direction
  * both matter). Keys are the segment's index. The other associations each case must tell
  * apart: one left fold per segment; the runs' totals folded left to right (not the block scan);
  * a split's pieces in one left fold, or each lane's backwards; the tile prefixes as a left fold
- * of the aggregates, or each as one left fold of its Fenwick nodes (not the older ones, then
- * the newest k). *_random_schedule runs the file with the blocks in a shuffled order: the bits
+ * of the aggregates, or each as one left fold of its look-back nodes (not the older ones, then
+ * the newest). *_random_schedule runs the file with the blocks in a shuffled order: the bits
  * stay the model's. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -37,6 +37,7 @@
 #include "akx.h"
 #include "akx_sim.h"
 #include "fixture.h"
+#include "lookback_model.h"
 
 static akx_context *ctx;
 static void setup(void) { ctx = tfx_open(); }
@@ -86,7 +87,7 @@ static const char *order_name(order o) {
     case STRAIGHT: return "one left fold per segment";
     case RUNS_LEFT_FOLD: return "the run totals folded left to right";
     case LOOKBACK_LEFT_FOLD: return "the tile prefixes as a left fold of the aggregates";
-    case LOOKBACK_ONE_FOLD: return "a tile's prefix as one left fold of its Fenwick nodes";
+    case LOOKBACK_ONE_FOLD: return "a tile's prefix as one left fold of its look-back nodes";
     case PIECES_LEFT_FOLD: return "a split's pieces in one left fold";
     default: return "each lane's pieces folded backwards";
   }
@@ -132,21 +133,10 @@ static pair block_scan_exclusive(const pair *total, int bd, order o, pair *excl)
 
 /* ---- the look-back --------------------------------------------------------------------------- */
 
-static int lowest_set(uint64_t x) {
-  int k = 0;
-  while (((x >> k) & 1) == 0) ++k;
-  return k;
-}
-static int bits_set(uint64_t x) {
-  int c = 0;
-  for (; x; x &= x - 1) ++c;
-  return c;
-}
-
-/* kernels/akx/lookback.cuh over the tiles' aggregates: tile t (node i = t + 1, k = ctz(i))
- * publishes node[t] = q_{k-1} o ... o q_0 o agg[t] (q_0 = t, q_{r+1} = q_r - lowbit(q_r),
- * naming nodes q_r - 1), its prefix is q_{m-1} o ... o q_k, then o low (m = popcount(t)), each
- * fold from the identity. */
+/* kernels/akx/lookback.cuh over the tiles' aggregates (the radix-32 tree:
+ * tests/support/lookback_model.h): tile t's prefix is high o low, each fold from the identity
+ * oldest first, its node low o agg[t]. LOOKBACK_ONE_FOLD: the prefix as one left fold of all
+ * its nodes. */
 static void lookback_prefixes(const pair *agg, int64_t tiles, order o, pair *prefix) {
   pair *node = tfx_xmalloc((size_t)tiles * sizeof *node);
   pair running = PAIR_IDENTITY;
@@ -156,14 +146,13 @@ static void lookback_prefixes(const pair *agg, int64_t tiles, order o, pair *pre
       running = pair_apply(running, agg[t]);
       continue;
     }
-    const int k = lowest_set((uint64_t)t + 1), m = bits_set((uint64_t)t);
-    uint64_t q[64];
-    q[0] = (uint64_t)t;
-    for (int r = 1; r < m; ++r) q[r] = q[r - 1] & (q[r - 1] - 1);
+    uint64_t q[TLB_MAX_TERMS];
+    int k;
+    const int m = tlb_lookback_terms((uint64_t)t, q, &k);
     pair low = PAIR_IDENTITY, high = PAIR_IDENTITY, all = PAIR_IDENTITY;
-    for (int j = 0; j < k; ++j) low = pair_apply(low, node[q[k - 1 - j] - 1]);
-    for (int j = 0; j < m - k; ++j) high = pair_apply(high, node[q[m - 1 - j] - 1]);
-    for (int j = 0; j < m; ++j) all = pair_apply(all, node[q[m - 1 - j] - 1]);
+    for (int j = m - k; j < m; ++j) low = pair_apply(low, node[q[j]]);
+    for (int j = 0; j < m - k; ++j) high = pair_apply(high, node[q[j]]);
+    for (int j = 0; j < m; ++j) all = pair_apply(all, node[q[j]]);
     node[t] = k ? pair_apply(low, agg[t]) : agg[t];
     prefix[t] = o == LOOKBACK_ONE_FOLD ? all : m > k ? (k ? pair_apply(high, low) : high) : low;
   }
@@ -212,10 +201,11 @@ static data make_data(uint64_t seed) {
   SEG(120);             /* ends at tile 24's end, within it */
   SEG(300);             /* tiles 25..26, begins at the edge */
   SEG(28 * TILE - pos); /* tiles 26..27, ends at the edge */
-  SMALL_UNTIL(33 * TILE + 77);
-  /* tiles 33..99: 67 pieces; it ends in the last tile, whose prefix is (node 63 o node 95) o
-   * (node 97 o node 98): a by-key reduction's output that tells the two folds of the nodes */
-  SEG(99 * TILE + 100 - pos);
+  SMALL_UNTIL(31 * TILE + 77);
+  /* tiles 31..95: 65 pieces (three a lane); it ends in tile 95, of level 1, whose prefix is
+   * (node 31 o node 63) o (the fold of tiles 64..94's aggregates): a by-key reduction's output
+   * that tells that from one fold of the nodes (a tile of level 0 folds its nodes in one) */
+  SEG(95 * TILE + 100 - pos);
   SMALL_UNTIL(d.n);
 #undef SEG
 #undef SMALL_UNTIL

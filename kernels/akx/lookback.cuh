@@ -3,20 +3,30 @@
 // Decoupled look-back (Merrill & Garland) lets tile t combine whatever its predecessors
 // have published so far, so the association of a float sum, and its rounding, depends on
 // timing: CUB's and PyTorch's float scans differ run to run. Here the prefix of every tile
-// is a fixed expression of the tile aggregates: a Fenwick (binary indexed) tree over tiles.
-// Tile t (node i = t + 1) publishes one node, F(i) = fold of the aggregates of tiles
-// [i - lowbit(i), t], and its exclusive prefix is the fold of the nodes of t's binary
-// decomposition (t, t - lowbit(t), ...: popcount(t) nodes, all of earlier tiles), in tile
-// order. F(i)'s inputs are exactly the lowbit nodes of that decomposition (its k = ctz(i)
-// smallest), so a tile publishes F as soon as the k most recent nodes are there, then waits
-// for the older ones. Nothing depends on which predecessors happened to be finished.
+// is a fixed expression of the tile aggregates: a radix-32 Fenwick tree over tiles.
+//
+// Write t in base 32. Tile t's level L is the number of its trailing digits equal to 31; it
+// publishes one node, the fold of the aggregates of the 32^L tiles [t + 1 - 32^L, t]. Its
+// exclusive prefix is the fold, oldest first, of the nodes of t's decomposition: for each digit
+// d_j of t (the highest first), the d_j nodes of level j that end the complete blocks of 32^j
+// tiles between the blocks above and t (sum of t's digits nodes, all of earlier tiles). The
+// node's inputs are exactly the lowest L levels of that decomposition (31 nodes each) and the
+// tile's aggregate, so a tile publishes its node as soon as those are there, then waits for the
+// older ones. Nothing depends on which predecessors happened to be finished.
+//
+// Why radix 32 and not 2 (the binary Fenwick tree this file held first): a level-L node waits
+// only for nodes of lower levels, so the longest chain of dependent publications is the number
+// of base-32 digits of the tile count, 2 up to 1024 tiles and 3 up to 32768 (a 10^8 float32
+// scan's 24415 tiles), where the binary tree's was log2(tiles), 15 there. Each step of that
+// chain is a round trip through L2 that no other work hides (the sim's model prices it at
+// dram_latency_ns: docs/scan_tiles.md). The price is reads: up to 31 nodes a level instead of
+// one, which one warp takes 32 at a time in one round of loads per 32 nodes, and which lie
+// next to each other: nodes are stored by level (lookback_slot), so a level's run of up to 31
+// nodes and flags is one contiguous run of sectors.
 //
 // Against the anchored fixed window (every W-th tile publishes an inclusive prefix, the
 // others fold the aggregates back to it): there each anchor waits for the previous anchor,
-// a chain of tiles / W dependent steps, or a tile reads up to W aggregates. Here a tile
-// reads at most popcount(t) <= 32 nodes with one warp, in one round of loads, and waits only
-// on nodes of earlier tiles whose own waits are on still earlier ones: the chain of
-// dependent publications is at most log2(tiles) long.
+// a chain of tiles / W dependent steps. Here no node waits for a node of its own level.
 //
 // Status (workspace): a ticket, counters, one flag and one node per tile. A node is stored
 // plainly, then its flag with st_release; readers ld_acquire the flag before reading the node
@@ -115,12 +125,6 @@ void scan_init(H *head, uint32_t *flags, int64_t tiles) {
   for (int64_t i = i0; i < tiles; i += (int64_t)gridDim.x * blockDim.x) gst(flags + i, 0u);
 }
 
-AKX_HD_INLINE int popcount64(uint64_t x) {
-  int c = 0;
-  while (x) { x &= x - 1; ++c; }
-  return c;
-}
-
 // How a node's flag is published and polled: st_release of the call's epoch after the node's
 // plain store, and ld_acquire before reading the node (the only order kernels use). A
 // parameter so that tests/test_lookback.cpp can plant a broken order and see the sim catch it.
@@ -137,49 +141,90 @@ struct lookback_epoch_exact {
   AKX_HD_INLINE static bool current(uint32_t flag, uint32_t epoch) { return flag == epoch; }
 };
 
-// Called by all 32 lanes of warp 0 of the block scanning tile t of the call with `epoch`, with
-// the tile's aggregate. Publishes node t + 1 and returns the exclusive prefix of tile t
-// (S::identity() for tile 0) in every lane.
+// The tree's radix, in bits: 32 nodes a level, one warp's lanes.
+constexpr int lookback_digit_bits = 5;
+constexpr uint64_t lookback_digit_max = 31;
+
+// Tile t's level: its trailing base-32 digits equal to 31.
+AKX_HD_INLINE int lookback_level(uint64_t t) {
+  int level = 0;
+  while (((t >> (lookback_digit_bits * level)) & lookback_digit_max) == lookback_digit_max) ++level;
+  return level;
+}
+
+// Where the node (and the flag) of the level-`level` tile whose index shifted right by
+// 5 x level is `u` lies among `tiles` tiles: the nodes of each level together, level 0 first,
+// each level in tile order (a bijection onto [0, tiles)). The tiles of level >= j are those
+// with j trailing 31s, tiles >> 5j of them, so level j starts at tiles - (tiles >> 5j); a
+// level-j tile's rank among its level is u - u / 32 (u's last digit is never 31).
+AKX_HD_INLINE uint64_t lookback_slot(uint64_t tiles, int level, uint64_t u) {
+  return tiles - (tiles >> (lookback_digit_bits * level)) + u - (u >> lookback_digit_bits);
+}
+
+// Called by all 32 lanes of warp 0 of the block scanning tile t (of `tiles`) of the call with
+// `epoch`, with the tile's aggregate. Publishes tile t's node and returns the exclusive prefix of
+// tile t (S::identity() for tile 0) in every lane.
 template <class S, class Order = lookback_release_acquire, class Epoch = lookback_epoch_exact>
-AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, uint64_t t,
+AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, int64_t tiles, uint64_t t,
                                   const typename S::T &aggregate, uint32_t epoch) {
   using T = typename S::T;
   const int lane = (int)(threadIdx.x & 31);
-  const uint64_t i = t + 1;
-  int k = 0;  // ctz(i): F(i) covers 2^k tiles
-  while (((i >> k) & 1) == 0) ++k;
-  const int m = popcount64(t);  // nodes in t's decomposition; m >= k, m <= 32 (tiles < 2^32)
-  // Lane r takes the r-th node of the decomposition, most recent first: q_0 = t,
-  // q_{r+1} = q_r - lowbit(q_r). Node q is tile q - 1's.
-  uint64_t q = t;
-  for (int r = 0; r < lane && q; ++r) q &= q - 1;
+  const int level = lookback_level(t);
+  int m = 0;  // nodes in t's decomposition: the sum of its digits, at most 31 x 7 (tiles < 2^35)
+  for (uint64_t x = t; x; x >>= lookback_digit_bits) m += (int)(x & lookback_digit_max);
   bool waited = false;
-  T mine = S::identity();
-  auto fetch = [&](bool take) {
-    if (take) {
-      poll_bound bound;  // debug builds of the CUDA backend: a trap, not a hang
-      while (!Epoch::current(Order::poll(st.flags + (q - 1)), epoch)) {
-        waited = true;
-        bound.step(st.flags + (q - 1), "look-back: the flag of an earlier tile");
-        __nanosleep(32);
+  // The fold from the identity, oldest first, of the nodes [from, to) of t's decomposition
+  // numbered newest first (node f: level j, the (d_j - 1 - r)-th of that level's d_j, where f
+  // = d_0 + ... + d_{j-1} + r): lane r of each round of 32 loads one, the oldest round first.
+  auto fold = [&](int from, int to) {
+    T acc = S::identity();
+    if (to <= from) return acc;
+    for (int c = from + (to - from - 1) / 32 * 32; c >= from; c -= 32) {
+      T mine = S::identity();
+      int f = c + lane;
+      if (f < to) {
+        int j = 0;
+        uint64_t d = t & lookback_digit_max;
+        while (f >= (int)d) {
+          f -= (int)d;
+          ++j;
+          d = (t >> (lookback_digit_bits * j)) & lookback_digit_max;
+        }
+        // The level-j blocks end at the tiles whose index >> 5j is (t >> 5(j + 1)) x 32 + k.
+        const uint64_t k = d - 1 - (uint64_t)f;
+        const uint64_t slot = (uint64_t)tiles - ((uint64_t)tiles >> (lookback_digit_bits * j)) +
+                              lookback_digit_max * (t >> (lookback_digit_bits * (j + 1))) + k;
+        poll_bound bound;  // debug builds of the CUDA backend: a trap, not a hang
+        while (!Epoch::current(Order::poll(st.flags + slot), epoch)) {
+          waited = true;
+          bound.step(st.flags + slot, "look-back: the flag of an earlier tile");
+          __nanosleep(32);
+        }
+        mine = gld(st.nodes + slot);
       }
-      mine = gld(st.nodes + (q - 1));
+      const int count = to - c < 32 ? to - c : 32;
+      for (int r = count - 1; r >= 0; --r) acc = S::apply(acc, shfl_idx(FULL_MASK, mine, r));
     }
+    return acc;
   };
-  // 1. The k most recent nodes: F(i) = q_{k-1} o ... o q_0 o aggregate, published at once.
-  fetch(lane < k);
-  T low = S::identity();
-  for (int r = k - 1; r >= 0; --r) low = S::apply(low, shfl_idx(FULL_MASK, mine, r));
+  // 1. The lowest `level` levels (31 nodes each, the newest): the node = low o aggregate,
+  //    published at once.
+  const int low_nodes = (int)lookback_digit_max * level;
+  const T low = fold(0, low_nodes);
   if (lane == 0) {
-    gst(st.nodes + t, k ? S::apply(low, aggregate) : aggregate);
-    Order::publish(st.flags + t, epoch);
+    const uint64_t own = lookback_slot((uint64_t)tiles, level, t >> (lookback_digit_bits * level));
+    gst(st.nodes + own, level ? S::apply(low, aggregate) : aggregate);
+    Order::publish(st.flags + own, epoch);
   }
-  // 2. The older nodes: prefix = q_{m-1} o ... o q_k o low.
-  fetch(lane >= k && lane < m);
-  T high = S::identity();
-  for (int r = m - 1; r >= k; --r) high = S::apply(high, shfl_idx(FULL_MASK, mine, r));
+  // The node is out before any lane polls an older one: lanes diverge (independent thread
+  // scheduling), and a lane that acquired an older node before lane 0 published would make the
+  // node wait for it, one more step on the chain (tests/test_lookback.cpp sees it under the
+  // sim's random schedule).
+  __syncwarp(FULL_MASK);
+  // 2. The older nodes: prefix = (the older ones, oldest first) o low.
+  const T high = fold(low_nodes, m);
   if (__any_sync(FULL_MASK, waited) && lane == 0) atomicAdd(&st.head->waits, 1ull);
-  return m > k ? (k ? S::apply(high, low) : high) : low;
+  return m > low_nodes ? (level ? S::apply(high, low) : high) : low;
 }
 
 }  // namespace akx

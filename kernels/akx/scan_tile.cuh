@@ -181,7 +181,7 @@ AKX_DEVICE void scan_tile_body(const P &p, void *status, int64_t tiles, int32_t 
 
   // 4. look-back
   if (tid < 32) {
-    const T prefix = lookback<S>(st, t, aggregate, epoch);
+    const T prefix = lookback<S>(st, tiles, t, aggregate, epoch);
     if (tid == 0) {
       scratch.st(block_scan_scratch, prefix);
       p.finish(S::apply(prefix, aggregate), t + 1 == (uint64_t)tiles, st.head);

@@ -473,7 +473,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   const T run_prefix = block_scan_exclusive<S>(total, scratch, &aggregate);
   if (tid < 32) {
     T prefix = S::identity();
-    if constexpr (!split) prefix = lookback<S>(st, t, aggregate, p.epoch);
+    if constexpr (!split) prefix = lookback<S>(st, p.tiles, t, aggregate, p.epoch);
     if (tid == 0) {
       scratch.st(block_scan_scratch, prefix);
       if (!split && last_tile) gst(&st.head->count, S::apply(prefix, aggregate).heads);  // the runs

@@ -121,7 +121,7 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<long long> &s
 
   // 3. look-back
   if (tid < 32) {
-    const long long prefix = lookback<S>(st, t, aggregate, epoch);
+    const long long prefix = lookback<S>(st, tiles, t, aggregate, epoch);
     if (tid == 0) {
       tile_prefix.st(0, prefix);
       if (t + 1 == (uint64_t)tiles) p.finish(prefix + aggregate, st.head);
