@@ -123,6 +123,50 @@ Test(sim_model, loads_in_flight_scale_bandwidth_as_littles_law_says) {
             "saturated: %g us, %g us", dram_us(many), dram_us(more));
 }
 
+// Stores are posted: a warp issues them and goes on, and L2 drains them to DRAM without a
+// warp waiting, so Little's law bounds a launch's loads, not its stores. A launch whose loads
+// are a fifth of its bytes (findall's shape: one bool read, eight bytes of position written)
+// costs the larger of its loads' Little's-law time and all its bytes at the copy bandwidth,
+// never all its bytes at its loads' rate in flight.
+akx__sim_launch_stats reading_and_storing(uint64_t blocks, uint64_t load_sectors, uint64_t store_sectors,
+                                          uint32_t loads_in_flight) {
+  akx__sim_launch_stats s = reading(blocks, 256, load_sectors, 16, loads_in_flight);
+  s.global_sectors = load_sectors + store_sectors;
+  s.global_requests = s.load_requests + store_sectors / 16;
+  return s;
+}
+
+Test(sim_model, posted_stores_are_not_bound_by_the_loads_in_flight) {
+  const double gbs = h200().copy_gbs * 1e3;  // bytes per microsecond
+  // 32 blocks x 8 warps x 8 loads x 512 B = 1 MB in flight: all of a 1 MB read at once, then
+  // 4 MB of stores. At most one loaded round trip for the loads (needed / copy), and 5 MB at
+  // the copy bandwidth is less than that: one round trip in all.
+  const uint64_t mb = 1000000 / 32;
+  akx__sim_launch_stats small = reading_and_storing(32, mb, 4 * mb, 8);
+  const double round_trip = needed() / gbs;
+  cr_expect(near(dram_us(small), round_trip), "1 MB read, 4 MB stored: %g us, expected %g us", dram_us(small),
+            round_trip);
+  // Loads short of saturation, stores plenty: 132 blocks, 1 load of 512 B in flight a thread
+  // (0.54 MB), 32 MB read, 96 MB stored. The loads' time: 32 MB at the in-flight rate; all
+  // bytes at the copy bandwidth: 128 MB. The larger.
+  akx__sim_launch_stats partial = reading_and_storing(132, 1000000, 3000000, 1);
+  const double in_flight = 1056.0 * 512, loads_us = 32e6 / (gbs * (in_flight / needed()));
+  const double all_us = 128e6 / gbs;
+  cr_expect(near(dram_us(partial), loads_us > all_us ? loads_us : all_us), "%g us, loads %g us, all %g us",
+            dram_us(partial), loads_us, all_us);
+  // Stores only: all bytes at the copy bandwidth, at least one round trip.
+  akx__sim_launch_stats stores{};
+  stores.blocks = 1056;
+  stores.threads_per_block = 256;
+  stores.global_sectors = 4000000;
+  stores.global_requests = 250000;
+  cr_expect(near(dram_us(stores), 128e6 / gbs), "stores only: %g us", dram_us(stores));
+  stores.global_sectors = 1000;
+  stores.global_requests = 100;
+  cr_expect(near(dram_us(stores), round_trip), "a few stores: %g us, one round trip %g us", dram_us(stores),
+            round_trip);
+}
+
 // Each thread reads `per_thread` consecutive float4 of its own, thread-major across the
 // block: each request is 32 lanes x 16 bytes = 16 sectors.
 AKX_GLOBAL void vector_reads_probe(const float *x, float *out, int per_thread) {

@@ -9,23 +9,33 @@
  * its launch overlaps the tail of the kernel before it in the stream, which the model assumes
  * is always long enough to hide that much (the caller's previous kernel, or the call's own).
  *
- * dram_time = DRAM bytes / effective bandwidth, where
+ * dram_time = max(load time, all bytes at the copy bandwidth), where
  *
  *   DRAM bytes = global sectors x 32 B: the 32-byte sectors the warp requests of global
  *                loads and stores touched (akx_sim_traffic.units of global sites), not the
  *                bytes the lanes asked for. A stride-8 float32 load moves 32 sectors per
  *                request (1024 B) for 128 B used, and is priced so.
+ *   all bytes  = max(DRAM bytes, needed) / copy_gbs, needed = bytes_in_flight_per_sm x SMs:
+ *                DRAM cannot move the launch's bytes faster than a copy does, and no launch
+ *                takes less than one loaded round trip (below).
+ *   load time  = load bytes (load sectors x 32 B) / the loads' effective bandwidth: the
+ *                profile's copy bandwidth derated by Little's law. A device keeps `needed`
+ *                bytes of loads in flight to saturate DRAM, and a launch that cannot have that
+ *                many in flight gets the same fraction of it:
  *
- * and the effective bandwidth is the profile's measured copy bandwidth derated by Little's
- * law: a device keeps bytes_in_flight_per_sm x SMs bytes of loads in flight to saturate
- * DRAM, and a launch that cannot have that many in flight gets the same fraction of it:
- *
- *   bytes per request = load sectors x 32 B / load requests (what one warp load request
- *                       moves; a launch without loads: DRAM bytes / its store requests)
+ *   bytes per request = load sectors x 32 B / load requests (what one warp load request moves)
  *   resident warps    = min(blocks, resident blocks per SM x SMs) x ceil(threads / 32)
- *   in flight         = min(DRAM bytes,
+ *   in flight         = min(load bytes,
  *                           resident warps x loads_in_flight x bytes per request)
- *   bandwidth         = copy_gbs x min(1, in flight / (bytes_in_flight_per_sm x SMs))
+ *   bandwidth         = copy_gbs x min(1, in flight / needed)
+ *
+ * Only loads are bound by what is in flight: a warp waits for its loads, but a store is posted
+ * (the warp issues it and goes on; L2 takes it and drains it to DRAM with no warp waiting), so
+ * the stores of a launch move at the rate DRAM takes them, beside its loads, not at the rate of
+ * the loads in flight. (The model priced every byte at the loads' rate until issue 34: a
+ * findall of a bool array half set, 1 byte read and 4 written an element, was charged its 5
+ * bytes at the rate of its 1 in flight, while the copy it is compared with had half its bytes
+ * in flight; bench/RESULTS.md has the figures under both.)
  *
  * loads_in_flight is the kernel's declaration (kernel_info.loads_in_flight: independent
  * loads a thread issues before it uses the first), not guessed from the code's shape.
@@ -34,9 +44,9 @@
  * per warp in units of 256) and its shared memory (the block's static + dynamic shared
  * memory plus the driver's 1 KiB reserve per block).
  *
- * A launch whose bytes all fit in flight at once costs bytes_in_flight_per_sm x SMs /
- * copy_gbs (1.51 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM time whatever
- * its size: the loaded latency those two profile figures imply. It is larger than
+ * A launch whose bytes all fit in flight at once (its loads in flight, its stores posted)
+ * costs needed / copy_gbs (1.51 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM
+ * time whatever its size: the loaded latency those two profile figures imply. It is larger than
  * dram_latency_ns (the lightly loaded round trip), so a tiny launch is priced high.
  *
  * L2: a launch's footprint (its DRAM bytes, an upper bound of the distinct bytes it
@@ -143,18 +153,18 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
 
   double dram_us = 0.0;
   if (s->global_sectors > 0) {
-    double bytes = (double)s->global_sectors * akx__model.sector_bytes;
-    /* What one load request moves (stores are not waited for); a launch without loads: any
-     * request. */
-    double per_request =
-        s->load_requests ? (double)s->load_sectors * akx__model.sector_bytes / (double)s->load_requests
-        : s->global_requests ? bytes / (double)s->global_requests
-                             : bytes;
-    double loads = s->loads_in_flight ? (double)s->loads_in_flight : 1.0;
-    double in_flight = akx__min(bytes, resident_warps * loads * per_request);
-    double needed = (double)p->bytes_in_flight_per_sm * sms;
-    double gbs = p->copy_gbs * akx__min(1.0, in_flight / needed);
-    dram_us = bytes / (gbs * 1e3); /* GB/s = 1e3 bytes per microsecond */
+    const double needed = (double)p->bytes_in_flight_per_sm * sms;
+    const double bytes = (double)s->global_sectors * akx__model.sector_bytes;
+    dram_us = (bytes > needed ? bytes : needed) / (p->copy_gbs * 1e3); /* GB/s = 1e3 bytes per us */
+    if (s->load_requests > 0) {
+      const double load_bytes = (double)s->load_sectors * akx__model.sector_bytes;
+      const double per_request = load_bytes / (double)s->load_requests;
+      const double loads = s->loads_in_flight ? (double)s->loads_in_flight : 1.0;
+      const double in_flight = akx__min(load_bytes, resident_warps * loads * per_request);
+      const double gbs = p->copy_gbs * akx__min(1.0, in_flight / needed);
+      const double load_us = load_bytes / (gbs * 1e3);
+      if (load_us > dram_us) dram_us = load_us;
+    }
   }
 
   double shared_us = 0.0;
