@@ -92,42 +92,79 @@ AKX_DEVICE int64_t segment_bound(const akx__segmented_plan &p, int64_t j) {
   return v < 0 ? 0 : v > p.n ? p.n : v;
 }
 
-// The first j in [lo0, hi0) with segment_bound(j) >= x (hi0 if none) for non-decreasing
-// offsets, galloping out from `guess`: O(log distance) probes, one for uniform segments where
-// the guess is exact. Offsets in any order still end it in [lo0, hi0] (the bracket only
-// shrinks).
-AKX_DEVICE int64_t segment_search(const akx__segmented_plan &p, int64_t lo0, int64_t hi0, int64_t x, int64_t guess) {
+// The first j in [lo0, hi0) with segment_bound(j) >= x (hi0 if none) for non-decreasing offsets
+// (offsets in any order still end it in [lo0, hi0]: the bracket only shrinks), found from
+// `guess` by the 32 lanes of a warp together, all calling it with the same arguments: each
+// round is W probes in one request, one round trip, and shrinks the bracket about W + 1 times.
+// Why not one thread's galloping binary search (this file's first version): a probe is a round
+// trip the tile waits for before it can use its heads (on a GPU, 0.3 to 0.6 us each, which no
+// other work of the tile hides), and power-law lengths took it about 40 probes a tile (~20 each
+// for the tile's first and last segment); here about 13 rounds (1 at the guess, 1 galloping in
+// powers of 8, then about log9 of the distance).
+// On the sim's model, each of those one-sector requests also lowered the tile's bytes per load
+// request under the 128 B its loads in flight need (bench/RESULTS.md, "power-law lengths").
+// W = 8: 16 would take a round or two fewer at twice the sectors.
+template <int W>
+AKX_DEVICE int64_t segment_search_warp(const akx__segmented_plan &p, int64_t lo0, int64_t hi0, int64_t x, int64_t guess) {
+  static_assert(W >= 2 && W <= 32, "probes a round: 2 to 32 lanes");
   if (hi0 <= lo0) return hi0;
+  const int lane = (int)(threadIdx.x & 31);
   int64_t lo = lo0 - 1, hi = hi0;  // bound(lo) < x <= bound(hi), the ends virtual
   const int64_t g = guess < lo0 ? lo0 : guess >= hi0 ? hi0 - 1 : guess;
-  if (segment_bound(p, g) >= x) {
-    hi = g;
-    for (int64_t step = 1;; step *= 2) {
-      const int64_t j = g - step;
-      if (j <= lo) break;
-      if (segment_bound(p, j) < x) { lo = j; break; }
-      hi = j;
+  // One round: lane l probes j (ascending with l; j outside (lo, hi): no probe). hi becomes the
+  // lowest probe at or past x, lo the highest probe below x under it.
+  unsigned at_or_past = 0, below = 0;
+  auto round = [&](int64_t j) {
+    const bool probe = j > lo && j < hi;
+    const bool ge = probe && segment_bound(p, j) >= x;
+    at_or_past = __ballot_sync(FULL_MASK, ge);
+    below = __ballot_sync(FULL_MASK, probe && !ge);
+    unsigned under = below;
+    if (at_or_past) {
+      int h = 0;
+      while (!((at_or_past >> h) & 1u)) ++h;
+      hi = shfl_idx(FULL_MASK, j, h);
+      under &= (1u << h) - 1u;
     }
-  } else {
-    lo = g;
-    for (int64_t step = 1;; step *= 2) {
-      const int64_t j = g + step;
-      if (j >= hi) break;
-      if (segment_bound(p, j) >= x) { hi = j; break; }
-      lo = j;
+    if (under) {
+      int l = 31;
+      while (!((under >> l) & 1u)) --l;
+      lo = shfl_idx(FULL_MASK, j, l);
     }
+  };
+  round(lane == 0 ? g - 1 : lane == 1 ? g : lo);  // uniform segments: exact, done
+  // Galloping away from g, lane l at 8^(e + l) (8^(e + W - 1 - l) downwards, so that the probes
+  // ascend with the lanes), until a probe passes the answer or none is left inside.
+#pragma unroll 1
+  for (int e = 1; hi - lo > 1 && e <= 20; e += W) {
+    const bool up = lo >= g;
+    const int ex = e + (up ? lane : W - 1 - lane);
+    int64_t j = lo;
+    if (lane < W && ex <= 20) j = up ? lo + ((int64_t)1 << (3 * ex)) : hi - ((int64_t)1 << (3 * ex));
+    round(j);
+    if ((up ? at_or_past : below) != 0 || (at_or_past | below) == 0) break;
   }
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (segment_bound(p, mid) >= x) hi = mid;
-    else lo = mid;
+#pragma unroll 1
+  while (hi - lo > 1) {  // W probes evenly inside the bracket
+    const int64_t span = hi - lo, step = span > W ? span / (W + 1) : 1;
+    round(lane < W ? lo + step * (lane + 1) : lo);
   }
   return hi;
 }
+
 // Where uniform segments would put the bound at or after position x.
 AKX_DEVICE int64_t segment_guess(const akx__segmented_plan &p, int64_t x) {
   if (p.n <= 0) return 0;
   return (int64_t)((double)x / (double)p.n * (double)p.nseg);
+}
+
+// Which bound lane `lane` of warp 0 reads after the searches (-1: none): 0 and nseg (the array's
+// first and last), and for user ops s_lo and s_lo + 1 (where it has them).
+AKX_HD_INLINE int64_t lane_bound_index(int32_t lane, int64_t s_lo, int64_t nseg, bool user) {
+  if (lane == 0) return 0;
+  if (lane == 1) return nseg;
+  if (user && s_lo < nseg && (lane == 2 || lane == 3)) return s_lo + (lane - 2);
+  return -1;
 }
 
 // Key i as a word: its bytes (a bool: nonzero is one key).
@@ -357,27 +394,37 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   const smem<unsigned long long> kbuf = smem_at<unsigned long long>(tile, p.keys_at, ByKeys ? klayout.slots(bd) : 0);
   int64_t rounds = 0;
   if constexpr (!ByKeys) {
-    if (tid == 0) {
+    if (tid < 32) {
       // s_lo: the first segment that ends at or after the tile's start (its end offsets[s + 1]);
       // s_hi: the last that begins in the tile (every one left, for the last tile: those
-      // empty at n are its to write).
-      const int64_t j_lo = segment_search(p, 1, p.nseg + 1, base, segment_guess(p, base) + 1);
-      const int64_t s_lo = j_lo - 1;
-      // s_hi galloping up from s_lo (no bound before s_lo is at or past the tile's end): its
-      // probes grow with the tile's own segments, not with how far uniform segments would put
-      // them (power-law lengths: 40 probes a tile from the global guess, a third fewer so).
-      const int64_t s_hi = last_tile ? p.nseg - 1 : segment_search(p, s_lo, p.nseg, base + valid, s_lo) - 1;
-      consts.st(c_lo, s_lo);
-      consts.st(c_hi, s_hi);
-      consts.st(c_first, segment_bound(p, 0));
-      consts.st(c_last, segment_bound(p, p.nseg));
-      if (user) {  // the start of the segment holding the tile's first element
-        int64_t begin = base;
-        if (s_lo < p.nseg && segment_bound(p, s_lo + 1) > base) {
-          const int64_t b = segment_bound(p, s_lo);
-          begin = b < base ? b : base;
+      // empty at n are its to write). Warp 0 searches, W lanes a round.
+      // s_hi from s_lo (no bound before s_lo is at or past the tile's end), guessed where
+      // uniform segments would put it: its rounds grow with how far the tile's own segments
+      // are from that, not with how far the whole array's are. One loop for both searches, not
+      // two calls: two inlined copies pushed some instances past the 80-register bound (a
+      // spill, CUDA 13.0, sm_90).
+      constexpr int W = 8;
+      int64_t s_lo = 0, s_hi = p.nseg - 1;
+#pragma unroll 1
+      for (int k = 0; k < (last_tile ? 1 : 2); ++k) {
+        const int64_t j = segment_search_warp<W>(p, k ? s_lo : 1, k ? p.nseg : p.nseg + 1, k ? base + valid : base,
+                                                 k ? s_lo + segment_guess(p, valid) : segment_guess(p, base) + 1);
+        if (k == 0) s_lo = j - 1;
+        else s_hi = j - 1;
+      }
+      if (tid == 0) {
+        consts.st(c_lo, s_lo);
+        consts.st(c_hi, s_hi);
+        consts.st(c_first, segment_bound(p, 0));
+        consts.st(c_last, segment_bound(p, p.nseg));
+        if (user) {  // the start of the segment holding the tile's first element
+          int64_t begin = base;
+          if (s_lo < p.nseg && segment_bound(p, s_lo + 1) > base) {
+            const int64_t b = segment_bound(p, s_lo);
+            begin = b < base ? b : base;
+          }
+          consts.st(c_begin, begin);
         }
-        consts.st(c_begin, begin);
       }
     }
     __syncthreads();
