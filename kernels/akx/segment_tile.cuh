@@ -308,14 +308,21 @@ struct value_loader {
 // tell (a foreign buffer, a wrap). Release/acquire: the piece stored, __threadfence, the
 // ticket (atomic); the last one's block, once all its own arrivals are done, a __threadfence and a
 // barrier before warp 0 reads the pieces.
-template <class Op, class Acc>
+// The fences of a split: a parameter so that tests/test_split_order.cpp can plant a missing one
+// and see the sim catch it (as tests/test_lookback.cpp does for the look-back's flags).
+struct split_fences {
+  AKX_DEVICE static void release() { __threadfence(); }  // a piece before its ticket
+  AKX_DEVICE static void acquire() { __threadfence(); }  // every ticket before the pieces
+};
+
+template <class Op, class Acc, class Order = split_fences>
 AKX_DEVICE void split_arrive(const akx__segmented_plan &p, int64_t s, uint64_t t, int64_t E, const Acc &piece,
                              bool first, const smem<long long> &jobs, int slot) {
   const int64_t begin = segment_bound(p, s), end = segment_bound(p, s + 1);
   const int64_t t1 = begin / E, t2 = (end - 1) / E;
   Acc *lead = reinterpret_cast<Acc *>(static_cast<unsigned char *>(p.status) + p.nodes_at), *trail = lead + p.tiles;
   gst(first ? trail + t : lead + t, piece);
-  __threadfence();  // release: the piece before the ticket
+  Order::release();  // the piece before the ticket
   unsigned long long *ticket =
       reinterpret_cast<unsigned long long *>(static_cast<unsigned char *>(p.status) + sizeof(lookback_header)) + t1;
   const unsigned long long tag = (unsigned long long)p.epoch << 32;
@@ -626,7 +633,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
     // release of a split carries another split's wait: one dependent step, however many splits).
     __syncthreads();
     const bool finishing = jobs.ld(0) >= 0 || jobs.ld(3) >= 0;
-    if (finishing && tid == 0) __threadfence();  // acquire: every piece, released before its ticket
+    if (finishing && tid == 0) split_fences::acquire();  // every piece, released before its ticket
     __syncthreads();
     if (finishing && tid < 32)
       for (int k = 0; k < 2; ++k)
