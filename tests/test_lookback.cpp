@@ -134,6 +134,15 @@ Test(lookback, release_acquire_right_in_tile_order_under_every_schedule, .timeou
   }
 }
 
+// A level-3 node (tile 32767's, over 32768 tiles) and the tile after it, which reads one node of
+// each of four levels: right prefixes, and a chain of 4 (a 10^8 float32 scan has 24415 tiles).
+Test(lookback, four_levels, .timeout = 300) {
+  const run_result r = run<akx::lookback_release_acquire>("random:3", 32769);
+  cr_assert_eq(r.status, AKX_SUCCESS, "32769 tiles: %s", akx_last_error());
+  cr_assert(r.correct, "32769 tiles: wrong prefixes");
+  cr_expect_eq(r.dependent_steps, 4ull, "32769 tiles: a chain of %llu steps", (unsigned long long)r.dependent_steps);
+}
+
 // The chain of dependent publications is what the look-back costs at every size (each step a
 // round trip no work hides): a level-j node waits only for lower levels, so the longest
 // release->acquire chain is the number of base-32 digits of the last tile (a tile of level 0
