@@ -185,11 +185,11 @@ int caught(const char *what) {
   return n;
 }
 
-Test(lookback, plain_flag_store_is_caught, .timeout = 120) {
+Test(lookback, plain_flag_store_is_caught, .timeout = 300) {
   cr_expect_gt(caught<order_plain_flag>("plain flag"), 0, "a plain flag store was never caught");
 }
 
-Test(lookback, relaxed_flag_without_fence_is_caught, .timeout = 120) {
+Test(lookback, relaxed_flag_without_fence_is_caught, .timeout = 300) {
   cr_expect_gt(caught<order_no_fence>("no fence"), 0, "a relaxed flag without a fence was never caught");
 }
 
@@ -209,7 +209,7 @@ AKX_GLOBAL void lookback_after_reset_probe(probe_args a) {
   if (threadIdx.x == 0) akx::gst(a.out + t, prefix);
 }
 
-Test(lookback, a_status_reset_mid_launch_is_a_livelock_not_a_hang, .timeout = 120) {
+Test(lookback, a_status_reset_mid_launch_is_a_livelock_not_a_hang, .timeout = 300) {
   for (const char *schedule : {"inorder", "random:1", "random:2", "random:3"}) {
     setenv("AKX_SIM_SCHEDULE", schedule, 1);
     sim_context sim;
@@ -274,7 +274,7 @@ int wrong_calls(const char *schedule, uint32_t first_epoch) {
   return wrong;
 }
 
-Test(lookback, calls_back_to_back_without_a_reset_take_only_their_own_nodes, .timeout = 120) {
+Test(lookback, calls_back_to_back_without_a_reset_take_only_their_own_nodes, .timeout = 300) {
   for (const char *schedule : {"inorder", "random:1", "random:2", "random:3", "random:4"}) {
     cr_expect_eq(wrong_calls<akx::lookback_epoch_exact>(schedule, 0u), 0, "%s", schedule);
     // Across the wrap of the epoch's 32 bits: ..., 2^32 - 2, 2^32 - 1, (reset) 1, 2.
@@ -282,7 +282,7 @@ Test(lookback, calls_back_to_back_without_a_reset_take_only_their_own_nodes, .ti
   }
 }
 
-Test(lookback, an_epoch_check_that_takes_an_earlier_calls_node_is_caught, .timeout = 120) {
+Test(lookback, an_epoch_check_that_takes_an_earlier_calls_node_is_caught, .timeout = 300) {
   int wrong = 0;
   for (const char *schedule : {"inorder", "random:1", "random:2", "random:3", "random:4"})
     wrong += wrong_calls<epoch_any_published>(schedule, 0u);

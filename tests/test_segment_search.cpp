@@ -179,7 +179,7 @@ Test(segment_search, an_exact_guess_takes_one_round) {
 
 // Garbage offsets (random values in -n..2n, any order): never outside [lo0, hi0], no access out
 // of the offsets (the sim checks every load), and where the probes found a bracket it holds.
-Test(segment_search, garbage_offsets_end_in_the_range, .timeout = 120) {
+Test(segment_search, garbage_offsets_end_in_the_range, .timeout = 300) {
   const int64_t nseg = 3000, n = 100000;
   uint64_t seed = 99;
   std::vector<int64_t> off((size_t)nseg + 1);
