@@ -4,8 +4,9 @@
  *    (many lines, or short ones), and for every built-in op;
  *  - the tile scan (kernels/akx/scan_carry.cuh), for a user op's long lines: there the column
  *    path's carry passes fold the chunks of a line one after another in one thread (5,461 of
- *    them for a line of 349,525 elements), while the tiles' look-back is a chain of
- *    log2(tiles) steps, and their loads and stores are coalesced along the line.
+ *    them for a line of 349,525 elements), while the tiles' look-back is a chain of as many
+ *    steps as the tile count has base-32 digits (kernels/akx/lookback.cuh), and their loads
+ *    and stores are coalesced along the line.
  *
  * The column path's workspace, in rows of one accumulator per line (the kernels' layout):
  *   B_0 .. B_{b-1}  the totals of the b pieces before this one (copied from the exchange)
@@ -63,7 +64,7 @@ static akx_status exchange_and_carry(akx_context *ctx, const akx__scan_plan *p, 
 }
 
 /* Lines the column kernels would cut into more chunks than this take the tile path: its
- * look-back is about log2(tiles) dependent steps and it adds one launch, where the column path
+ * look-back is a few dependent steps (the tile count's base-32 digits) and it adds one launch, where the column path
  * folds the chunks twice, one after another. */
 #define AKX__PIECE_TILE_CHUNKS 8
 
