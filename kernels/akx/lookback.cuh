@@ -192,8 +192,8 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, int6
         }
         // The level-j blocks end at the tiles whose index >> 5j is (t >> 5(j + 1)) x 32 + k.
         const uint64_t k = d - 1 - (uint64_t)f;
-        const uint64_t slot = (uint64_t)tiles - ((uint64_t)tiles >> (lookback_digit_bits * j)) +
-                              lookback_digit_max * (t >> (lookback_digit_bits * (j + 1))) + k;
+        const uint64_t slot = lookback_slot((uint64_t)tiles, j,
+                                            ((t >> (lookback_digit_bits * (j + 1))) << lookback_digit_bits) + k);
         poll_bound bound;  // debug builds of the CUDA backend: a trap, not a hang
         while (!Epoch::current(Order::poll(st.flags + slot), epoch)) {
           waited = true;

@@ -158,15 +158,6 @@ AKX_DEVICE int64_t segment_guess(const akx__segmented_plan &p, int64_t x) {
   return (int64_t)((double)x / (double)p.n * (double)p.nseg);
 }
 
-// Which bound lane `lane` of warp 0 reads after the searches (-1: none): 0 and nseg (the array's
-// first and last), and for user ops s_lo and s_lo + 1 (where it has them).
-AKX_HD_INLINE int64_t lane_bound_index(int32_t lane, int64_t s_lo, int64_t nseg, bool user) {
-  if (lane == 0) return 0;
-  if (lane == 1) return nseg;
-  if (user && s_lo < nseg && (lane == 2 || lane == 3)) return s_lo + (lane - 2);
-  return -1;
-}
-
 // Key i as a word: its bytes (a bool: nonzero is one key).
 AKX_DEVICE unsigned long long segment_key(const akx__segmented_plan &p, int64_t i) {
   const unsigned char *b = static_cast<const unsigned char *>(p.keys) + i * p.keys_stride * (int64_t)p.keys_size;
