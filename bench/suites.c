@@ -311,7 +311,7 @@ static int run_dims_case(akx_context *ctx, const planned_case *p) {
 /* The goal (docs/segmented.md): a segmented sum at most 1.25x the model's device copy of the
  * same bytes (src read once, offsets read once, dst written once), by key at most 1.3x (keys
  * and values read once, the outputs written once), 2^24 float32 elements. length: the segments'
- * or runs' length (0: power-law lengths, many of them empty). sim_ns: the sim's nanoseconds per
+ * or runs' length (0: power-law lengths, many of them empty; -1: one segment of all n). sim_ns: the sim's nanoseconds per
  * element (measured here, 2026-12-05: about 2 s a call at 2^20); the default run takes the
  * segment sums to 2^20 and the by-key calls to 2^16, --full all of them to 2^24. */
 typedef struct {
@@ -322,6 +322,8 @@ typedef struct {
 static const segmented_spec segmented_specs[] = {
     {OP_SEGMENTED_REDUCE, 32, "segment sum 32"},      {OP_SEGMENTED_REDUCE, 1024, "segment sum 1024"},
     {OP_SEGMENTED_REDUCE, 65536, "segment sum 65536"}, {OP_SEGMENTED_REDUCE, 0, "segment sum power law"},
+    {OP_SEGMENTED_REDUCE, -1, "segment sum one"}, /* one segment of every element: every tile's
+                                                    * arrival on one split ticket */
     {OP_REDUCE_BY_KEY, 1, "reduce_by_key runs 1"},    {OP_REDUCE_BY_KEY, 100, "reduce_by_key runs 100"},
     {OP_REDUCE_BY_KEY, 10000, "reduce_by_key runs 1e4"}, {OP_SCAN_BY_KEY, 1, "scan_by_key runs 1"},
     {OP_SCAN_BY_KEY, 100, "scan_by_key runs 100"},    {OP_SCAN_BY_KEY, 10000, "scan_by_key runs 1e4"},
@@ -333,7 +335,7 @@ static const double segmented_sim_ns = 2000;
 static void plan_segmented(void) {
   for (int k = 0; k < SEGMENTED_SPECS; ++k)
     for (int e = 5; e <= 7; ++e)
-      if (in_plan(e, k < 4 ? 6 : 5)) { /* the default: the segment sums to 2^20, by key 2^16 */
+      if (in_plan(e, segmented_specs[k].kind == OP_SEGMENTED_REDUCE ? 6 : 5)) { /* the default: the segment sums to 2^20, by key 2^16 */
         const int64_t n = (int64_t)1 << (e == 5 ? 16 : e == 6 ? 20 : 24);
         plan_add(k, e, AKX_FLOAT32, n, segmented_specs[k].label, "", estimate_s(n, segmented_sim_ns, 1));
       }
@@ -360,7 +362,7 @@ static int run_segmented_case(akx_context *ctx, const planned_case *p) {
     uint64_t state = 0x5e6;
     hoff[0] = 0;
     for (int64_t at = 0; at < n;) {
-      const int64_t len = sp->length ? sp->length : power_law_length(&state);
+      const int64_t len = sp->length > 0 ? sp->length : sp->length < 0 ? n : power_law_length(&state);
       at = at + len < n ? at + len : n;
       hoff[++nseg] = (int32_t)at;
     }
@@ -378,6 +380,8 @@ static int run_segmented_case(akx_context *ctx, const planned_case *p) {
     snprintf(series, sizeof series, "segment sum, %s", sp->length ? sp->label + 12 : "power law");
   else
     snprintf(series, sizeof series, "%s", sp->label);
+  const int64_t uniform = sp->length < 0 ? n : sp->length; /* CUB's peers' segment length */
+  (void)uniform;
   bench_case c = {.p = p, .name = sp->label, .series = {series},
                   .variant = {sp->kind == OP_SEGMENTED_REDUCE ? "akx_segmented_reduce"
                               : sp->kind == OP_REDUCE_BY_KEY  ? "akx_reduce_by_key"
@@ -408,7 +412,7 @@ static int run_segmented_case(akx_context *ctx, const planned_case *p) {
     if (sp->length && sp->kind != OP_REDUCE_BY_KEY)
       c.peer = (akx_bench_cuda_case){.peer = sp->kind == OP_SEGMENTED_REDUCE ? AKX_PEER_SEGMENTED_SUM : AKX_PEER_SCAN_SUM_BY_KEY,
                                      .dtype = AKX_FLOAT32, .src = b.src, .n = n, .segments = nseg,
-                                     .segment_length = sp->length, .copy_bytes = (size_t)(c.bytes_min / 2)};
+                                     .segment_length = uniform, .copy_bytes = (size_t)(c.bytes_min / 2)};
 #endif
     rc = run_and_free(ctx, &c, &b);
   } else {

@@ -2,7 +2,8 @@
 // the sim, as tests/test_lookback.cpp does for the look-back: each tile parks its piece, fences,
 // and takes the split's ticket; the tile that takes the last one fences again and folds the
 // pieces. With the kernel's fences (split_fences): the right sum under every schedule, one
-// finisher, and calls back to back on one status with no reset (a new epoch each) right too.
+// finisher, and calls back to back on one pair of ticket halves with no reset right too (each
+// counts on the half the call before zeroed, split_clear_next).
 // With a planted missing fence (the release before the ticket, or the finisher's acquire): the
 // sim reports a global-memory race or the sum comes out wrong under some schedule. A kernel that
 // dropped either would fail on a GPU only now and then; here it fails the test.
@@ -37,6 +38,7 @@ AKX_GLOBAL void split_probe(probe_args a) {
   AKX_SHARED(long long, jobs, 6);
   const uint64_t t = blockIdx.x;
   const int64_t E = a.p.n / a.p.tiles;
+  akx::split_clear_next(a.p, t, (int32_t)threadIdx.x, (int32_t)blockDim.x);
   if (threadIdx.x == 0) {
     jobs.st(0, -1);
     jobs.st(3, -1);
@@ -63,21 +65,24 @@ struct rig {
   int64_t tiles;
   int64_t *off;
   unsigned char *status;
+  unsigned long long *tickets;  // two halves of a ticket a tile
   uint32_t *pieces, *out;
   unsigned long long *finishers;
   explicit rig(int64_t tiles_) : tiles(tiles_) {
     off = sim.alloc<int64_t>(2);
     off[0] = 0;
     off[1] = tiles * 64;
-    // the header, a 64-bit ticket a tile, then lead and trail: a piece a tile each
-    status = sim.alloc<unsigned char>(64 + (size_t)tiles * 8 + (size_t)tiles * 8);
+    // the header, then lead and trail: a piece a tile each
+    status = sim.alloc<unsigned char>(64 + (size_t)tiles * 8);
+    tickets = sim.alloc<unsigned long long>(2 * (size_t)tiles);
+    for (int64_t t = 0; t < 2 * tiles; ++t) tickets[t] = 0;
     pieces = sim.alloc<uint32_t>((size_t)tiles);
     out = sim.alloc<uint32_t>(1);
     finishers = sim.alloc<unsigned long long>(1);
     for (int64_t t = 0; t < tiles; ++t) pieces[t] = uint32_t(t * 2654435761u + 12345u);
   }
   template <class Order, bool Acquire>
-  run_result run(uint32_t epoch) {
+  run_result run(uint32_t call) {
     *out = 0;
     *finishers = 0;
     probe_args a{};
@@ -88,8 +93,10 @@ struct rig {
     a.p.offsets_size = 8;
     a.p.nseg = 1;
     a.p.status = status;
-    a.p.nodes_at = 64 + tiles * 8;
-    a.p.epoch = epoch;
+    a.p.nodes_at = 64;
+    a.p.split_count = tickets + (call % 2) * tiles;
+    a.p.split_clear = tickets + (call % 2 ? 0 : tiles);
+    a.p.split_words = tiles;
     a.p.finish.bare = 1;
     a.pieces = pieces;
     a.out = out;
@@ -132,15 +139,18 @@ Test(split_order, fences_right_under_every_schedule_one_finisher, .timeout = 120
     for (const char *schedule : schedules) {
       setenv("AKX_SIM_SCHEDULE", schedule, 1);
       rig g(tiles);
-      // Three calls on one status, no reset between them: each its own epoch, so the tickets
-      // the call before left count as 0.
-      for (uint32_t epoch = 1; epoch <= 3; ++epoch) {
-        const run_result r = g.run<akx::split_fences, true>(epoch);
-        cr_assert_eq(r.status, AKX_SUCCESS, "%lld tiles, %s, epoch %u: %s", (long long)tiles, schedule, epoch,
+      // Three calls on one pair of halves, no reset between them: each counts on the half
+      // the call before zeroed, whatever the one before that left in it.
+      for (uint32_t call = 1; call <= 3; ++call) {
+        const run_result r = g.run<akx::split_fences, true>(call);
+        cr_assert_eq(r.status, AKX_SUCCESS, "%lld tiles, %s, call %u: %s", (long long)tiles, schedule, call,
                      akx_last_error());
-        cr_assert(r.correct, "%lld tiles, %s, epoch %u: a wrong sum", (long long)tiles, schedule, epoch);
-        cr_assert_eq(r.finishers, 1ull, "%lld tiles, %s, epoch %u: %llu finishers", (long long)tiles, schedule, epoch,
+        cr_assert(r.correct, "%lld tiles, %s, call %u: a wrong sum", (long long)tiles, schedule, call);
+        cr_assert_eq(r.finishers, 1ull, "%lld tiles, %s, call %u: %llu finishers", (long long)tiles, schedule, call,
                      r.finishers);
+        for (int64_t u = 0; u < tiles; ++u)
+          cr_assert_eq(g.tickets[(call % 2 ? 0 : tiles) + u], 0ull, "call %u left the next half's ticket %lld", call,
+                       (long long)u);
       }
       unsetenv("AKX_SIM_SCHEDULE");
     }

@@ -2,8 +2,9 @@
 // for the four calls, as CUB's AgentReduceByKey / AgentScanByKey sit on its block scan and
 // look-back. Tiles of blockDim.x x ipt consecutive elements, taken in ticket order; the
 // sequence is scanned as one segmented sequence (Blelloch: a head restarts the fold), so a
-// segment of any length is split across tiles by the look-back alone and every output is
-// written in the same launch, whatever the lengths: no shape is chosen per segment, and a
+// segment of any length is split across tiles by the look-back (the scans and the by-key
+// reductions) or by its tiles' split tickets (a segmented reduction: split_arrive below), and
+// every output is written in the same launch, whatever the lengths: no shape is chosen per segment, and a
 // tile's work does not depend on how the elements fall into segments (a power law costs what
 // uniform segments cost). Bitwise deterministic: the look-back is kernels/akx/lookback.cuh's.
 //   1. heads. Offsets: the tile's segments are found by two searches (galloping from where
@@ -290,21 +291,48 @@ struct value_loader {
 // A segment whose elements span tiles t1..t2 (t1 the tile of its begin, t2 of its last element)
 // is split: t1 parks its fold from the begin to its own end in trail[t1], each tile after it
 // its fold from its start up to the segment's end (or its own end) in lead[t]; each then takes
-// the segment's ticket, tickets[t1] (one per tile: no two split segments begin in one tile
+// the segment's ticket, count[t1] (one per tile: no two split segments begin in one tile
 // and go on past it), and the last of the t2 - t1 + 1 to take it finishes the segment in the
-// same launch (as the dims splits finish, kernels/akx/reduce_dims.cuh). A ticket is 64 bits, the
-// call's epoch above its count, in the look-back's flags (src/core/workspace.c): a count left
-// by another call (an earlier epoch, or garbage offsets that never completed a split) reads as
-// 0, so no call needs them reset, and the look-back's rules reset them where an epoch cannot
-// tell (a foreign buffer, a wrap). Release/acquire: the piece stored, __threadfence, the
-// ticket (atomic); the last one's block, once all its own arrivals are done, a __threadfence and a
-// barrier before warp 0 reads the pieces.
+// same launch (as the dims splits finish, kernels/akx/reduce_dims.cuh). One atomicAdd an
+// arrival: the call's half of the workspace's split tickets (src/core/workspace.c,
+// akx__workspace_splits) is all zeros when it starts, and its tiles zero the other half for the
+// next call (split_clear), so no count, finished or not (garbage offsets can leave a split
+// that never completes), outlives the call after it; the split tickets are a region of their
+// own, which no look-back call reads (docs/workspace.md, "The invariants"). A compare-and-swap
+// loop that tags a count with the call's epoch would cost a segment of k tiles O(k^2)
+// attempts at L2 latency when its tiles arrive together. Release/acquire: the piece stored,
+// __threadfence, the ticket (atomic); the last one's block, once all its own arrivals are
+// done, a __threadfence and a barrier before warp 0 reads the pieces.
+// Offsets are device data, and decreasing ones can start two split segments in one tile. So a
+// tile arrives at most once for the split crossing its start (its lead piece) and once for the
+// split starting in it and crossing its end (its trail piece), the lowest segment of each kind
+// (a piece slot has one writer), and an arrival adds its segment's signature (split_signature:
+// a 32-bit mix of s above a count of 1): the last arrival of segment s finds k times its own
+// signature, k = t2 - t1 + 1, only when the k arrivals so far are s's own, which come from
+// distinct tiles of [t1, t2], each after its piece. Arrivals of two segments on one ticket
+// then finish neither (unless their mixes collide: 2^-32 a ticket), where a bare count let
+// one finish with another's pieces half written (a race). Valid offsets never share a ticket.
 // The fences of a split: a parameter so that tests/test_split_order.cpp can plant a missing one
 // and see the sim catch it (as tests/test_lookback.cpp does for the look-back's flags).
 struct split_fences {
   AKX_DEVICE static void release() { __threadfence(); }  // a piece before its ticket
   AKX_DEVICE static void acquire() { __threadfence(); }  // every ticket before the pieces
 };
+
+// The next call's split tickets, all of them, striped over the grid: this launch never reads
+// them, and the launch before it (which counted on them) completed before any tile ran
+// (grid_dependency_wait).
+AKX_DEVICE void split_clear_next(const akx__segmented_plan &p, uint64_t t, int32_t tid, int32_t bd) {
+  unsigned long long *clear = static_cast<unsigned long long *>(p.split_clear);
+  for (int64_t i = (int64_t)t * bd + tid; i < p.split_words; i += p.tiles * bd) gst(clear + i, 0ull);
+}
+
+// A split's signature: its count of 1 in the low word, a 32-bit mix of s (Fibonacci hashing)
+// in the high word; k arrivals of s sum to k times it (k < 2^32: no carry into the mix).
+AKX_HD_INLINE unsigned long long split_signature(int64_t s) {
+  const unsigned long long mix = ((unsigned long long)s * 0x9E3779B97F4A7C15ull) >> 32;
+  return (mix << 32) | 1ull;
+}
 
 template <class Op, class Acc, class Order = split_fences>
 AKX_DEVICE void split_arrive(const akx__segmented_plan &p, int64_t s, uint64_t t, int64_t E, const Acc &piece,
@@ -314,17 +342,9 @@ AKX_DEVICE void split_arrive(const akx__segmented_plan &p, int64_t s, uint64_t t
   Acc *lead = reinterpret_cast<Acc *>(static_cast<unsigned char *>(p.status) + p.nodes_at), *trail = lead + p.tiles;
   gst(first ? trail + t : lead + t, piece);
   Order::release();  // the piece before the ticket
-  unsigned long long *ticket =
-      reinterpret_cast<unsigned long long *>(static_cast<unsigned char *>(p.status) + sizeof(lookback_header)) + t1;
-  const unsigned long long tag = (unsigned long long)p.epoch << 32;
-  unsigned long long seen = atomicCAS(ticket, 0ull, 0ull), next;
-  for (;;) {
-    next = (seen & ~0xffffffffull) == tag ? seen + 1 : tag | 1ull;
-    const unsigned long long was = atomicCAS(ticket, seen, next);
-    if (was == seen) break;
-    seen = was;
-  }
-  if ((int64_t)(next & 0xffffffffull) != t2 - t1 + 1) return;
+  unsigned long long *ticket = static_cast<unsigned long long *>(p.split_count) + t1;
+  const unsigned long long w = split_signature(s);
+  if (atomicAdd(ticket, w) + w != (unsigned long long)(t2 - t1 + 1) * w) return;
   jobs.st(3 * slot, s);
   jobs.st(3 * slot + 1, t1);
   jobs.st(3 * slot + 2, t2);
@@ -362,7 +382,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   AKX_SHARED(long long, consts, 8);
   AKX_SHARED(long long, jobs, 6);  // segmented reductions: (s, t1, t2) of the splits this tile finishes
   AKX_SHARED(long long, run_start, user ? max_runs : 1);  // user ops: the segment start before each run
-  AKX_SHARED(long long, max_scratch, user ? block_scan_scratch : 1);
+  AKX_SHARED(long long, max_scratch, user || (reduce && !ByKeys) ? block_scan_scratch : 1);
   enum { c_lo, c_hi, c_first, c_last, c_begin, c_pred, c_next, c_ends };
   using MaxScan = plain_scan<op_max, long long>;
 
@@ -383,6 +403,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   if (valid > E) valid = E;
   if (valid < 0) valid = 0;
   const bool last_tile = t + 1 == (uint64_t)p.tiles;
+  if constexpr (split) split_clear_next(p, t, tid, bd);
   const int64_t r0 = (int64_t)tid * ipt;  // the thread's run, in tile positions
   uint32_t heads = 0;                      // bit k: position r0 + k starts a segment or run
 
@@ -588,6 +609,8 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
     const int64_t s_lo = consts.ld(c_lo), s_hi = consts.ld(c_hi), cap = p.window_cap - 1;
     akx__finish empty_finish = p.finish;
     empty_finish.empty = 1;
+    constexpr long long none = 0x7fffffffffffffffll;
+    long long lead = none, trail = none;  // the lowest split crossing the tile's start, its end
     for (int64_t s0 = s_lo; s0 <= s_hi; s0 += cap) {
       const int64_t cnt = s_hi - s0 + 1 < cap ? s_hi - s0 + 1 : cap;
       if (rounds > 1) {  // the window holds the last round's bounds: stage this round's again
@@ -602,12 +625,15 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
         if (e > b) {
           const int64_t q = e - 1;
           if (q >= 0 && q < valid) {
-            const Acc v = tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v;
-            if (b >= 0) finish_store_at<Op>(v, p.finish, out);  // the whole segment is the tile's
-            else split_arrive<Op, Acc>(p, s, t, E, v, false, jobs, 0);  // its end: the split's last piece
+            if (b >= 0)  // the whole segment is the tile's
+              finish_store_at<Op>(tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v, p.finish, out);
+            else if (s < lead) lead = s;  // its end: the split's last piece
           } else if (q >= valid && b < valid) {  // it goes on past the tile: a piece of the split
-            split_arrive<Op, Acc>(p, s, t, E, tile.ld(layout.pos((valid - 1) / ipt, (int32_t)((valid - 1) % ipt))).v,
-                                  b >= 0, jobs, 1);
+            if (b >= 0) {
+              if (s < trail) trail = s;
+            } else if (s < lead) {
+              lead = s;
+            }
           }
         } else {  // empty: the tile holding its begin (n - 1 past the end) writes it
           int64_t at = p.n - base - 1;
@@ -619,6 +645,25 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
         }
       }
     }
+    // The tile's arrivals, one a kind (split_arrive): the lowest segments, from a block max of
+    // their negations (the scratch of the user ops' max-scan).
+    {
+      long long most;
+      __syncthreads();
+      (void)block_scan_exclusive<MaxScan>(lead == none ? -none : -lead, max_scratch, &most);
+      __syncthreads();
+      lead = -most;
+      (void)block_scan_exclusive<MaxScan>(trail == none ? -none : -trail, max_scratch, &most);
+      trail = -most;
+    }
+    if (tid == 0 && lead != none) {  // its piece: from the tile's start to the segment's end
+      int64_t q = segment_bound(p, lead + 1) - base;
+      q = (q < valid ? q : valid) - 1;
+      split_arrive<Op, Acc>(p, lead, t, E, tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v, false, jobs, 0);
+    }
+    if (tid == 0 && trail != none)  // its piece: from the segment's begin to the tile's end
+      split_arrive<Op, Acc>(p, trail, t, E, tile.ld(layout.pos((valid - 1) / ipt, (int32_t)((valid - 1) % ipt))).v,
+                            true, jobs, 1);
     // The splits whose last piece this tile brought: folded by warp 0 in the documented order,
     // after every arrival of the tile (their releases come before its acquire, so that no
     // release of a split carries another split's wait: one dependent step, however many splits).

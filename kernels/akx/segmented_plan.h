@@ -58,14 +58,19 @@ typedef struct {
                           staged keys, (by-key reduce) the ends (akx__segment_smem) */
   int64_t window_at, window_cap; /* byte offset; entries of the window (segments + 1 a round) */
   int64_t keys_at, ends_at;      /* byte offsets */
-  /* the look-back (kernels/akx/lookback.cuh), as the scan's. A segmented reduction's: its
-   * split tickets in the flags (two words a tile), its pieces (lead, then trail: an accumulator
-   * each per tile) where the nodes would be (kernels/akx/segment_tile.cuh, split_arrive) */
+  /* the look-back (kernels/akx/lookback.cuh), as the scan's. A segmented reduction takes no
+   * look-back: its pieces (lead, then trail: an accumulator each per tile) lie where the nodes
+   * would be, nodes_at bytes from status (kernels/akx/segment_tile.cuh, split_arrive) */
   void *status;
   uint32_t epoch;
   int32_t reset_status;
   int64_t reset_flags;
   int64_t nodes_at;
+  /* a segmented reduction's split tickets (src/core/workspace.c, akx__workspace_splits): the
+   * half it counts on (uint32 a tile, all 0 at the start) and the half of split_words words it
+   * zeroes for the next call */
+  void *split_count, *split_clear;
+  int64_t split_words;
 } akx__segmented_plan;
 
 #ifdef __cplusplus

@@ -80,6 +80,13 @@ struct akx_context {
     akx__ws_layout layout;
     int header_zero;
     int64_t flags_known, tickets_zero;
+    /* split tickets: [0, splits_zero[h]) of half h are 0; the next segmented reduction
+     * counts on half split_half */
+    int64_t splits_zero[2];
+    int split_half;
+    /* the sim's watch (src/core/workspace_check.c): what the current call owns and what the
+     * other tags held when it took them */
+    struct akx__ws_watch_state *watch;
     uint32_t epoch;
     int zeroed;
     /* Calls that could not trust their tags (a look-back reset, a reduction's second pass
@@ -97,6 +104,7 @@ struct akx_context {
   /* Held by every call on the context (akx__lock): its stream, workspace and launches
    * belong to one call at a time. Recursive, so a call may use another entry point. */
   pthread_mutex_t lock;
+  int call_depth; /* calls in progress on this thread under `lock` (the outermost ends the watch) */
 };
 
 /* What a launch takes (src/launch/route.h): a prebuilt entry, or a unit compiled at run time. */

@@ -7,9 +7,20 @@
 #include "internal.h"
 
 
-void akx__lock(const akx_context *ctx) { pthread_mutex_lock(&((akx_context *)ctx)->lock); }
-void akx__unlock(const akx_context *ctx) { pthread_mutex_unlock(&((akx_context *)ctx)->lock); }
-akx_status akx__locked_status(const akx_context *ctx, akx_status s) {
+void akx__lock(const akx_context *ctx) {
+  akx_context *c = (akx_context *)ctx;
+  pthread_mutex_lock(&c->lock);
+  c->call_depth++;
+}
+void akx__unlock(const akx_context *ctx) {
+  akx_context *c = (akx_context *)ctx;
+  c->call_depth--;
+  pthread_mutex_unlock(&c->lock);
+}
+/* The outermost call's end: the sim checks the workspace's invariants (workspace_check.c). */
+akx_status akx__locked_status(const akx_context *ctx, akx_status s, const char *call) {
+  akx_context *c = (akx_context *)ctx;
+  if (c->call_depth == 1) s = akx__ws_watch_end(c, s, call);
   akx__unlock(ctx);
   return s;
 }

@@ -36,8 +36,8 @@ typedef struct {
  * its context check. */
 void akx__lock(const akx_context *ctx);
 void akx__unlock(const akx_context *ctx);
-akx_status akx__locked_status(const akx_context *ctx, akx_status s);
-#define AKX_LOCKED(ctx, call) ((ctx) ? (akx__lock(ctx), akx__locked_status((ctx), (call))) : (call))
+akx_status akx__locked_status(const akx_context *ctx, akx_status s, const char *call);
+#define AKX_LOCKED(ctx, call) ((ctx) ? (akx__lock(ctx), akx__locked_status((ctx), (call), __func__)) : (call))
 
 /* Refuses a dst whose bytes (first to last element in memory) meet src's. */
 akx_status akx__check_disjoint(const akx_array *dst, const akx__extent *dext, const char *dname,
@@ -139,6 +139,10 @@ typedef struct {
   void *ptr;           /* the buffer's start: the 64-byte header */
   uint32_t *flags;     /* the look-back's flags */
   uint32_t *tickets;   /* the split dims reductions' tickets */
+  uint64_t *splits;    /* a segmented reduction's split tickets (both halves) */
+  uint64_t *split_count, *split_clear; /* akx__workspace_splits: the half the call counts on,
+                                        * the half it zeroes for the next call */
+  int64_t split_words; /* 8-byte words of each half */
   void *scratch;       /* need.scratch bytes, 256-byte aligned, anything in them */
   uint32_t epoch;      /* a look-back call's epoch */
   int32_t trusted;     /* the tags hold what the call may trust: no reset (look-back), tickets
@@ -156,6 +160,17 @@ void akx__workspace_lookback_done(akx_context *ctx, const akx__ws_grant *g);
  * akx__workspace_tickets_done after a launch that left them at 0. */
 akx_status akx__workspace_tickets(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g);
 void akx__workspace_tickets_done(akx_context *ctx, const akx__ws_need *need, const akx__ws_grant *g);
+/* A segmented reduction's split tickets (need.tags.splits = tiles): the half the call counts
+ * on, zeroed first unless known to be zero, and the half its tiles zero for the next call.
+ * akx__workspace_splits_done once the launch completed. */
+akx_status akx__workspace_splits(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g);
+void akx__workspace_splits_done(akx_context *ctx, const akx__ws_grant *g);
+/* The sim's watch over the tags (src/core/workspace_check.c): each take records which regions
+ * the call owns and what the others hold; the outermost call's end checks every region's
+ * invariant (docs/workspace.md, "The invariants") and that no region the call does not own
+ * changed. No-ops on CUDA. */
+void akx__ws_watch(akx_context *ctx, const akx__ws_need *need);
+akx_status akx__ws_watch_end(akx_context *ctx, akx_status s, const char *call);
 /* akx_context_set_workspace once the stream is synchronized: ptr NULL returns to the cache.
  * Refuses (nothing changed) a range another live context holds. */
 akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes);

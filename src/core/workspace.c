@@ -157,9 +157,10 @@ static akx_status grow(akx_context *ctx, size_t bytes) {
 akx__ws_placement akx__ws_place(size_t bytes, akx__ws_layout now, const akx__ws_need *need, int grow,
                                 akx__ws_layout *next) {
   akx__ws_layout want = need->tags;
-  if (want.flags || want.tickets) want.header = 1;
-  if (now.flags || now.tickets) now.header = 1;
-  const int holds = (!want.header || now.header) && want.flags <= now.flags && want.tickets <= now.tickets;
+  if (want.flags || want.tickets || want.splits) want.header = 1;
+  if (now.flags || now.tickets || now.splits) now.header = 1;
+  const int holds = (!want.header || now.header) && want.flags <= now.flags && want.tickets <= now.tickets &&
+                    want.splits <= now.splits;
   /* A reserve is for a call that follows on the same buffer: on a cached buffer it is room
    * after the layout's tags (so that the follower neither grows nor frees the buffer the
    * first left its results in); a caller's buffer holds it as the query said. */
@@ -172,6 +173,7 @@ akx__ws_placement akx__ws_place(size_t bytes, akx__ws_layout now, const akx__ws_
   wide.header = now.header || want.header;
   if (want.flags > wide.flags) wide.flags = want.flags;
   if (want.tickets > wide.tickets) wide.tickets = want.tickets;
+  if (want.splits > wide.splits) wide.splits = want.splits;
   if (!holds && akx__ws_tags_end(wide) + need->scratch <= bytes && RESERVED(wide)) {
     *next = wide;
     return AKX__WS_WIDEN;
@@ -193,12 +195,14 @@ static void know_all(akx_context *ctx) {
   ctx->ws.header_zero = ctx->ws.layout.header;
   ctx->ws.flags_known = ctx->ws.layout.flags;
   ctx->ws.tickets_zero = ctx->ws.layout.tickets;
+  ctx->ws.splits_zero[0] = ctx->ws.splits_zero[1] = ctx->ws.layout.splits;
 }
 
 static void forget_all(akx_context *ctx) {
   ctx->ws.header_zero = 0;
   ctx->ws.flags_known = 0;
   ctx->ws.tickets_zero = 0;
+  ctx->ws.splits_zero[0] = ctx->ws.splits_zero[1] = 0;
 }
 
 /* On a GPU the workspace holds whatever the last call (or nobody) left there. The sim fills
@@ -216,7 +220,12 @@ static void poison_unknown(const akx_context *ctx, size_t scratch) {
   if (end) {
     if (!ctx->ws.header_zero) poison(ctx, b, 0, AKX__WS_HEADER_BYTES);
     poison(ctx, b, akx__ws_flags_at(L) + 4 * (size_t)ctx->ws.flags_known, akx__ws_tickets_at(L));
-    poison(ctx, b, akx__ws_tickets_at(L) + 4 * (size_t)ctx->ws.tickets_zero, end);
+    poison(ctx, b, akx__ws_tickets_at(L) + 4 * (size_t)ctx->ws.tickets_zero, akx__ws_splits_at(L));
+    for (int h = 0; h < 2; ++h) {
+      const size_t half = akx__ws_splits_at(L) + 8 * (size_t)h * (size_t)L.splits;
+      poison(ctx, b, half + 8 * (size_t)ctx->ws.splits_zero[h], half + 8 * (size_t)L.splits);
+    }
+    poison(ctx, b, akx__ws_splits_at(L) + 16 * (size_t)L.splits, end);
   }
   poison(ctx, b, end, end + scratch);
 }
@@ -281,15 +290,17 @@ static akx_status take(akx_context *ctx, const akx__ws_need *need, akx__ws_grant
   g->ptr = b;
   g->flags = (uint32_t *)(b + akx__ws_flags_at(L));
   g->tickets = (uint32_t *)(b + akx__ws_tickets_at(L));
+  g->splits = (uint64_t *)(b + akx__ws_splits_at(L));
   g->scratch = b + akx__ws_tags_end(L);
   poison_unknown(ctx, need->scratch);
+  akx__ws_watch(ctx, need);
   return AKX_SUCCESS;
 }
 
 akx_status akx__workspace(akx_context *ctx, size_t bytes, void **ptr) {
   *ptr = NULL;
   if (bytes == 0) return AKX_SUCCESS;
-  const akx__ws_need need = {{0, 0, 0}, bytes, 0, 0};
+  const akx__ws_need need = {{0, 0, 0, 0}, bytes, 0, 0};
   akx__ws_grant g;
   AKX_TRY(take(ctx, &need, &g));
   *ptr = g.scratch;
@@ -352,6 +363,37 @@ void akx__workspace_tickets_done(akx_context *ctx, const akx__ws_need *need, con
   else ctx->ws.header_zero = 1;
 }
 
+/* A segmented reduction's split tickets: the half it counts on must be all zeros (the atomicAdd
+ * of each arrival starts from 0: kernels/akx/segment_tile.cuh, split_arrive). The other half is
+ * the next call's: its tiles zero the whole of it, so that the next call trusts it whatever the
+ * offsets did to this call's half (garbage offsets may leave counts that never completed).
+ * Where the call's half is not known to be zero (a buffer a graph replays, an interrupted call,
+ * AKX_ONE_LAUNCH=0) it is zeroed first (a memset: a reset). */
+akx_status akx__workspace_splits(akx_context *ctx, const akx__ws_need *need, akx__ws_grant *g) {
+  AKX_TRY(take(ctx, need, g));
+  const int h = ctx->ws.split_half;
+  const int64_t words = ctx->ws.layout.splits, k = need->tags.splits;
+  g->split_count = g->splits + (size_t)h * (size_t)words;
+  g->split_clear = g->splits + (size_t)(1 - h) * (size_t)words;
+  g->split_words = words;
+  const int zero = ctx->ws.splits_zero[h] >= k && !ctx->ws.graphed && ctx->settings.one_launch;
+  /* Both halves are written from here on: forgotten until the launch completed. */
+  ctx->ws.splits_zero[0] = ctx->ws.splits_zero[1] = 0;
+  if (!zero) {
+    AKX_TRY(ctx->be->zero(ctx, g->split_count, 8 * (size_t)k));
+    ctx->ws.resets++;
+  }
+  g->trusted = zero;
+  return AKX_SUCCESS;
+}
+
+void akx__workspace_splits_done(akx_context *ctx, const akx__ws_grant *g) {
+  if (ctx->ws.graphed) return;
+  const int h = ctx->ws.split_half;
+  ctx->ws.splits_zero[1 - h] = g->split_words; /* the call's tiles zeroed the other half */
+  ctx->ws.split_half = 1 - h;
+}
+
 int akx__workspace_is_retired(const akx_context *ctx, const void *ptr) {
   for (size_t i = 0; i < ctx->ws.nretired; i++)
     if (ctx->ws.retired[i] == ptr) return 1;
@@ -391,7 +433,7 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
   ctx->ws.caller_owned = ptr != NULL;
   ctx->ws.captured = 0;
   ctx->ws.graphed = 0;
-  ctx->ws.layout = (akx__ws_layout){0, 0, 0};
+  ctx->ws.layout = (akx__ws_layout){0, 0, 0, 0};
   forget_all(ctx);
   /* The caller's bytes are anything: zeros are every tag's reset state, as a grown buffer's.
    * The layout starts empty: the calls widen it (their tags zeros already). */
@@ -404,6 +446,7 @@ akx_status akx__workspace_set(akx_context *ctx, void *ptr, size_t bytes) {
 }
 
 void akx__workspace_destroy(akx_context *ctx) {
+  (void)akx__ws_watch_end(ctx, AKX_ERROR_INTERNAL, "akx_context_destroy"); /* frees a pending watch */
   pthread_mutex_lock(&registry_lock);
   unhold_locked(ctx);
   pthread_mutex_unlock(&registry_lock);

@@ -8,15 +8,19 @@
 extern "C" {
 #endif
 
-/* The tags: bytes a call trusts from one call to the next, each region written by its own
- * families only. header: the 64-byte header (kernels/akx/lookback.cuh's lookback_header) whose
- * first word is the ticket of the look-back calls and of the whole-array reduction; flags: the
- * look-back's epoch-tagged flags, one per tile (scans, findall); tickets: the split dims
- * reductions' 4-byte tickets. Laid out in that order from the buffer's start; the scratch
- * starts at the next multiple of 256 after them. */
+/* The tags: bytes a call trusts from one call to the next, each region of one owner kind,
+ * with one reset state and one invariant (docs/workspace.md, "The invariants"; the sim checks
+ * them after every call: src/core/workspace_check.c). header: the 64-byte header
+ * (kernels/akx/lookback.cuh's lookback_header) whose first word is the ticket of the
+ * look-back calls and of the whole-array reduction; flags: the look-back's epoch-tagged
+ * flags, one per tile (scans, findall, the segmented scans, the by-key calls); tickets: the
+ * split dims reductions' 4-byte tickets; splits: a segmented reduction's split tickets, two
+ * halves of `splits` 8-byte words (a call counts on one half and zeroes the other for the
+ * next call: kernels/akx/segment_tile.cuh, split_arrive). Laid out in that order from the
+ * buffer's start; the scratch starts at the next multiple of 256 after them. */
 typedef struct {
   int32_t header;
-  int64_t flags, tickets;
+  int64_t flags, tickets, splits;
 } akx__ws_layout;
 
 /* What a call takes: its tags and `scratch` bytes that anything may be written to. `reserve`:
@@ -34,16 +38,19 @@ typedef struct {
 #define AKX__WS_HEADER_BYTES ((size_t)64)
 #define AKX__WS_SCRATCH_ALIGN ((size_t)256)
 
-/* Where the scratch starts in layout L (0 when L has no tags). */
-static inline size_t akx__ws_tags_end(akx__ws_layout L) {
-  if (!L.header && !L.flags && !L.tickets) return 0;
-  const size_t end = AKX__WS_HEADER_BYTES + 4 * (size_t)L.flags + 4 * (size_t)L.tickets;
-  return (end + AKX__WS_SCRATCH_ALIGN - 1) / AKX__WS_SCRATCH_ALIGN * AKX__WS_SCRATCH_ALIGN;
-}
-/* The flags and the tickets of L, from the buffer's start. */
+/* The flags, the tickets and the split tickets (half 0, then half 1) of L, from the buffer's
+ * start. */
 static inline size_t akx__ws_flags_at(akx__ws_layout L) { (void)L; return AKX__WS_HEADER_BYTES; }
 static inline size_t akx__ws_tickets_at(akx__ws_layout L) { return AKX__WS_HEADER_BYTES + 4 * (size_t)L.flags; }
+/* 8-byte aligned: a split ticket is an 8-byte atomic. */
+static inline size_t akx__ws_splits_at(akx__ws_layout L) { return (akx__ws_tickets_at(L) + 4 * (size_t)L.tickets + 7) / 8 * 8; }
 
+/* Where the scratch starts in layout L (0 when L has no tags). */
+static inline size_t akx__ws_tags_end(akx__ws_layout L) {
+  if (!L.header && !L.flags && !L.tickets && !L.splits) return 0;
+  const size_t end = akx__ws_splits_at(L) + 16 * (size_t)L.splits;
+  return (end + AKX__WS_SCRATCH_ALIGN - 1) / AKX__WS_SCRATCH_ALIGN * AKX__WS_SCRATCH_ALIGN;
+}
 /* The bytes a call needs on a buffer of its own: its tags, then its scratch. What every
  * *_workspace_size query returns. */
 static inline size_t akx__ws_need_bytes(const akx__ws_need *n) {

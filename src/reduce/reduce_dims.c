@@ -349,7 +349,7 @@ static size_t partial_bytes(const akx__reduce_dims_plan *p, int32_t per_output, 
 /* A split reduction's tickets among the workspace's tags (src/core/workspace.c, "The
  * regions"), its partials in the scratch. */
 static akx__ws_need need_of(const akx__reduce_dims_plan *p, const akx__user_op *user) {
-  akx__ws_need need = {{0, 0, 0}, 0, 0, 0};
+  akx__ws_need need = {{0, 0, 0, 0}, 0, 0, 0};
   if (p->splits <= 1) return need;
   const size_t acc_bytes = akx__acc_size((akx_dtype)p->acc, user);
   need.tags.tickets = (int64_t)(ticket_bytes(p) / sizeof(uint32_t));

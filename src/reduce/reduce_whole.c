@@ -69,7 +69,7 @@ static akx__tuning tuning_for(const akx_context *ctx, size_t acc_size, const akx
  * acc_size bytes and one slot for a bare host result, whatever n: the size only grows with the
  * options, never shrinks with n. */
 static akx__ws_need need_of(const akx__tuning *t, size_t acc_size) {
-  const akx__ws_need need = {{1, 0, 0}, AKX__ROUND_UP(((size_t)t->target_blocks + 1) * acc_size, 256), 0, 0};
+  const akx__ws_need need = {{1, 0, 0, 0}, AKX__ROUND_UP(((size_t)t->target_blocks + 1) * acc_size, 256), 0, 0};
   return need;
 }
 static size_t workspace_of(const akx__tuning *t, size_t acc_size) {
@@ -92,7 +92,7 @@ static int uses_ticket(const akx__reduce_whole_plan *p) { return p->blocks > 1 |
  * notes that the call left it at 0. */
 static akx_status launch(akx_context *ctx, akx__reduce_whole_plan *p) {
   AKX_TRY(akx__launch(ctx, akx__reduce_whole_combination(p), p));
-  const akx__ws_need header = {{1, 0, 0}, 0, 0, !uses_ticket(p)};
+  const akx__ws_need header = {{1, 0, 0, 0}, 0, 0, !uses_ticket(p)};
   const akx__ws_grant unused = {0};
   akx__workspace_tickets_done(ctx, &header, &unused);
   return AKX_SUCCESS;

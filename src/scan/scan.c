@@ -267,7 +267,7 @@ akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const
 akx__ws_need akx__lookback_need(int64_t tiles, size_t node) {
   /* kernels/akx/lookback.cuh: the header and a flag per tile in the tags, a node per tile in
    * the scratch. */
-  const akx__ws_need need = {{1, tiles, 0}, (size_t)tiles * node, 0, 0};
+  const akx__ws_need need = {{1, tiles, 0, 0}, (size_t)tiles * node, 0, 0};
   return need;
 }
 

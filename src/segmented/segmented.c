@@ -152,9 +152,9 @@ static akx_status size_tiles(const akx_context *ctx, int32_t block_size, int32_t
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: %" PRId64 " tiles of %" PRId64
                      " are more than one grid holds", p->n, p->tiles, tile);
   if (reduce && !p->by_keys) {
-    /* The splits' tickets (64 bits a tile, in the flags) and pieces (two accumulators a tile,
-     * where the nodes would be): kernels/akx/segment_tile.cuh, split_arrive. */
-    const akx__ws_need split = {{1, 2 * p->tiles, 0}, (size_t)(2 * p->tiles) * acc_size, 0, 0};
+    /* The splits' tickets (a word a tile, in the workspace's split tickets) and pieces (two
+     * accumulators a tile, in the scratch): kernels/akx/segment_tile.cuh, split_arrive. */
+    const akx__ws_need split = {{0, 0, 0, p->tiles}, (size_t)(2 * p->tiles) * acc_size, 0, 0};
     *need = split;
   } else {
     *need = akx__lookback_need(p->tiles, node);
@@ -241,6 +241,17 @@ static akx_status run(akx_context *ctx, int family, akx__segmented_plan *p, cons
   /* Kernels compiled at run time are compiled (or found) before the workspace changes. */
   AKX_TRY(akx__kernels_prepare(ctx, family, (akx_dtype)c.src, (akx_dtype)c.dst, (akx_dtype)c.acc, c.op, (akx_map)c.map));
   akx__ws_grant call;
+  if (need->tags.splits) { /* a segmented reduction: its split tickets, no look-back */
+    AKX_TRY(akx__workspace_splits(ctx, need, &call));
+    p->status = call.ptr;
+    p->nodes_at = (int64_t)((char *)call.scratch - (char *)call.ptr);
+    p->split_count = call.split_count;
+    p->split_clear = call.split_clear;
+    p->split_words = call.split_words;
+    AKX_TRY(akx__launch(ctx, c, p));
+    akx__workspace_splits_done(ctx, &call);
+    return AKX_SUCCESS;
+  }
   akx__lookback_plan lp;
   AKX_TRY(akx__lookback_take(ctx, need, &lp, &call));
   AKX__LOOKBACK_INTO(*p, lp);
