@@ -800,10 +800,10 @@ static void sequences(uint64_t base, int count, int fresh_context, int fresh_cal
   tfx_done(&tally);
 }
 
-/* Sequences with a caller's buffer sized by the queries: `both` the sum of the two largest
- * families' needs (room for every layout the sequence lays out at once is not promised: the
- * sum of every query is, docs/workspace.md; here the sum over all of them), else the largest
- * alone (too small for two families at once: each change of family takes its own layout). */
+/* Sequences with a caller's buffer sized by the queries of the sequence's calls: with sum_all
+ * their sum (enough for every layout at once, docs/workspace.md "Sizes"), else the largest alone
+ * (too small for two families at once: a change of family takes its own layout, and the next
+ * call of another family resets). */
 static void caller_sequences(uint64_t base, int count, int sum_all) {
   count *= scale();
   tfx_tally tally = {0};
