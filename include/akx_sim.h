@@ -10,6 +10,8 @@
  *    phases with an active lane.
  *  - Global memory: sectors = distinct 32-byte sectors a request touches; ideal = the
  *    request's bytes / 32 rounded up per 128-byte line.
+ *  - Global atomics: one per lane, also counted by address (akx_sim_kernel_counters.atomics,
+ *    atomic_chain), so that a test can bound the atomics a kernel makes per block or per tile.
  * Counting is on by default; AKX_SIM_COUNTERS=0 turns it off (the checks stay on).
  * AKX_SIM_REPORT=1 prints a per-kernel table to stderr when the context is destroyed.
  * On other backends these functions return AKX_ERROR_UNSUPPORTED. */
@@ -57,6 +59,15 @@ typedef struct {
   uint64_t pdl_launches;
   uint64_t dependency_waits;
   uint64_t dependents_launches;
+  /* Global atomics: the read-modify-writes (atomicAdd, atomicCAS, atomicExch, ...; not acquire
+   * loads or release stores), one per lane that executed one, a failed CAS included. They are
+   * in global_store too. atomic_addresses: distinct addresses they hit, summed over launches.
+   * atomic_chain: the most atomics on one address in one launch; per kernel the largest over
+   * its launches, in the totals the largest over kernels. L2 performs the atomics on one
+   * address one after another, so this chain is what the model prices (src/sim/model.c). */
+  uint64_t atomics;
+  uint64_t atomic_addresses;
+  uint64_t atomic_chain;
 } akx_sim_kernel_counters;
 
 /* Zero every counter of the context. */
@@ -75,6 +86,9 @@ typedef struct {
   int32_t shared;              /* 1 shared, 0 global */
   int32_t store;               /* 1 store (or atomic), 0 load */
   akx_sim_traffic traffic;
+  int32_t atomic;              /* 1 a global atomic (then store is 1 too) */
+  uint64_t atomics;            /* atomics the site's lanes executed, summed over launches */
+  uint64_t atomic_chain;       /* the most of them on one address in one launch */
 } akx_sim_site_counters;
 
 /* Per access site counters, sorted by kernel, file, line; like akx_sim_counters_get. */

@@ -346,6 +346,73 @@ Test(sim_counters, sites) {
   cr_expect_eq(only, 2);
 }
 
+// ---- atomics: per launch, per site and per address -------------------------------------------
+
+// Every thread adds 1 to one shared total (one address); thread 0 of each block also takes a
+// ticket on its block's own word (one address per block) and stores plainly beside it.
+static const int atomic_total_line = __LINE__ + 2;
+AKX_GLOBAL void atomics_probe(unsigned *total, unsigned *per_block, unsigned *plain) {
+  atomicAdd(total, 1u);
+  if (threadIdx.x == 0) {
+    atomicAdd(per_block + blockIdx.x, 1u);
+    akx::gst(plain + blockIdx.x, 1u);
+  }
+}
+
+Test(sim_counters, atomics_by_launch_site_and_address) {
+  sim_context sim;
+  const unsigned blocks = 3, threads = 64;
+  unsigned *total = sim.alloc<unsigned>(1);
+  unsigned *per_block = sim.alloc<unsigned>(blocks);
+  unsigned *plain = sim.alloc<unsigned>(blocks);
+  for (int launch = 1; launch <= 2; ++launch) {
+    expect_success(AKX_LAUNCH("atomics", atomics_probe, blocks, threads, 0, NULL, total, per_block, plain));
+    akx_sim_kernel_counters k = sim.kernel("atomics");
+    // One atomic per lane that executed one: 192 on the total, 3 tickets.
+    cr_expect_eq(k.atomics, uint64_t(launch) * (blocks * threads + blocks), "launch %d: %llu atomics", launch,
+                 (unsigned long long)k.atomics);
+    // 4 addresses a launch; the chain is the total's 192 in one launch, not summed over two.
+    cr_expect_eq(k.atomic_addresses, uint64_t(launch) * (1 + blocks));
+    cr_expect_eq(k.atomic_chain, uint64_t(blocks) * threads, "launch %d: chain %llu", launch,
+                 (unsigned long long)k.atomic_chain);
+  }
+  cr_expect_eq(*total, 2 * blocks * threads);
+  akx_sim_kernel_counters all;
+  expect_success(akx_sim_counters_get(sim.ctx, &all, NULL, 0, NULL));
+  cr_expect_eq(all.atomics, 2u * (blocks * threads + blocks));
+  cr_expect_eq(all.atomic_chain, uint64_t(blocks) * threads);
+
+  akx_sim_site_counters sites[8];
+  int32_t count = 0;
+  expect_success(akx_sim_sites_get(sim.ctx, sites, 8, &count));
+  cr_assert_eq(count, 3, "sites: %d", count);
+  int atomic_rows = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const akx_sim_site_counters &r = sites[i];
+    if (!r.atomic) {  // the plain store
+      cr_expect_eq(r.store, 1);
+      cr_expect_eq(r.atomics, 0u);
+      cr_expect_eq(r.atomic_chain, 0u);
+      continue;
+    }
+    ++atomic_rows;
+    cr_expect_eq(r.store, 1, "an atomic is a store too");
+    if (r.line == atomic_total_line) {
+      cr_expect_eq(r.atomics, 2u * blocks * threads);
+      cr_expect_eq(r.atomic_chain, uint64_t(blocks) * threads);
+    } else {  // the tickets: one per block and address
+      cr_expect_eq(r.line, atomic_total_line + 2);
+      cr_expect_eq(r.atomics, 2u * blocks);
+      cr_expect_eq(r.atomic_chain, 1u);
+    }
+  }
+  cr_expect_eq(atomic_rows, 2);
+  // A reset forgets them.
+  expect_success(akx_sim_counters_reset(sim.ctx));
+  expect_success(akx_sim_counters_get(sim.ctx, &all, NULL, 0, NULL));
+  cr_expect(all.atomics == 0 && all.atomic_chain == 0 && all.atomic_addresses == 0);
+}
+
 static akx_status never_opens(akx_context *, int) { return AKX_ERROR_NO_DEVICE; }
 
 Test(sim_counters, api_errors) {

@@ -261,3 +261,44 @@ Test(sim_model, a_chain_of_blocks_pays_its_latency) {
   double floor = h200().launch_us + 15 * h200().dram_latency_ns * 1e-3;
   cr_expect(k.model_us >= floor, "model %g us, at least %g us", k.model_us, floor);
 }
+
+// ---- atomics on one address -------------------------------------------------------------------
+
+// L2 performs the atomics on one address one after another (l2_atomic_ns each), beside the
+// launch's DRAM traffic and its atomics on other addresses: the longest chain is a floor of the
+// launch's busy time, not added to it.
+Test(sim_model, a_same_address_chain_is_priced_beside_dram) {
+  const double ns = h200().l2_atomic_ns;
+  cr_assert(ns > 0, "the profile prices an atomic");
+  akx__sim_launch_stats s = reading(1056, 256, 1000000, 16, 16);  // 32 MB, saturated
+  const double dram = dram_us(s);
+  s.atomic_chain = 1000;  // well below the DRAM time: hidden
+  cr_expect(near(dram_us(s), dram), "1000 atomics on one address: %g us, DRAM %g us", dram_us(s), dram);
+  s.atomic_chain = 100000000;  // 10^8 on one address: the chain is the time
+  cr_expect(near(dram_us(s), 1e8 * ns * 1e-3), "10^8 atomics on one address: %g us", dram_us(s));
+}
+
+// Every thread of 64 blocks x 256 adds to one word, or each to its own word: the same atomics,
+// the same sectors; the first is one chain of 16384, the second 16384 chains of one.
+AKX_GLOBAL void add_probe(unsigned *words, unsigned spread) {
+  atomicAdd(words + (spread ? blockIdx.x * blockDim.x + threadIdx.x : 0u), 1u);
+}
+
+Test(sim_model, atomics_on_one_address_cost_their_chain) {
+  sim_context sim;
+  const unsigned blocks = 64, threads = 256, n = blocks * threads;
+  unsigned *words = sim.alloc<unsigned>(n);
+  expect_success(AKX_LAUNCH("one_word", add_probe, blocks, threads, 0, NULL, words, 0u));
+  expect_success(AKX_LAUNCH("own_words", add_probe, blocks, threads, 0, NULL, words, 1u));
+  akx_sim_kernel_counters one = sim.kernel("one_word"), own = sim.kernel("own_words");
+  cr_expect_eq(words[0], n + 1);
+  cr_expect(one.atomics == n && own.atomics == n, "atomics %llu, %llu", (unsigned long long)one.atomics,
+            (unsigned long long)own.atomics);
+  cr_expect(one.atomic_chain == n && own.atomic_chain == 1, "chains %llu, %llu",
+            (unsigned long long)one.atomic_chain, (unsigned long long)own.atomic_chain);
+  const double chain_us = n * h200().l2_atomic_ns * 1e-3;
+  cr_log_info("model: %u atomics on one word %.2f us, on their own words %.2f us", n, one.model_us, own.model_us);
+  cr_expect(one.model_us >= chain_us + h200().launch_us - h200().pdl_overlap_us,
+            "one word: %g us, the chain alone %g us", one.model_us, chain_us);
+  cr_expect(own.model_us < one.model_us, "own words %g us, one word %g us", own.model_us, one.model_us);
+}

@@ -6,8 +6,13 @@
  *    spec sheets (H200 SXM: 132 SMs; RTX 5080: 84 SMs);
  *  - bandwidth_gbs: spec sheet peak (H200: 4.8 TB/s HBM3e; RTX 5080: 30 Gbps GDDR7 on a
  *    256-bit bus = 960 GB/s);
- *  - copy_gbs: device-to-device copy bandwidth (H200: ~4.3 TB/s, a quoted measurement;
- *    RTX 5080: ~850 GB/s, an estimate; neither measured with this library yet);
+ *  - copy_gbs: device-to-device copy bandwidth. H200: 3.98 TB/s, the best published
+ *    copy-class figure the project holds (docs/sim.md, "Calibration"; tests/
+ *    test_sim_calibration.cpp holds the model to it). It was 4.3 TB/s, close to CUB's
+ *    DeviceReduce::Sum on an H200 (4.31 TB/s at 2^28 int32, NVIDIA/cccl pull request 9722):
+ *    a read-only stream, which a copy (reads and writes sharing the bus) does not reach; the
+ *    model then priced a 2^24 float32 copy at 4.04 TB/s. RTX 5080: ~850 GB/s, an estimate;
+ *    neither measured with this library yet;
  *  - bytes_in_flight_per_sm: bytes of loads a SM must have in flight to saturate DRAM
  *    (Little's law). H200: 48 KiB, CUB's sm_90 tuning; RTX 5080: 32 KiB, an
  *    estimate for a GDDR7 part with fewer SMs;
@@ -26,6 +31,14 @@
  *    kernel's last blocks run; kernels/akx/device.cuh): an estimate, half the launch. Neither
  *    launch figure was measured with this library (no GPU lent yet); bench/gpu_check.sh's
  *    akx-versus-CUB rows at 2^16 are where a GPU shows them;
+ *  - l2_atomic_ns: the time L2 takes for one atomic on an address before it can take the next
+ *    on the same address (different addresses proceed in parallel). NVIDIA's Kepler GK110
+ *    whitepaper (2012) states one atomic per clock to a common global address, and the
+ *    later parts have kept same-address atomics at L2; no per-clock figure for Hopper or
+ *    Blackwell is published. 1 ns (about two clocks at either profile's boost clock) is an
+ *    estimate that errs slow; it is not one L2 round trip (about 280 cycles, ~140 ns):
+ *    same-address atomics from different SMs are pipelined at L2, their round trips overlap.
+ *    Used only by the sim's model (src/sim/model.c); not measured with this library;
  *  - clock_ghz: spec sheet boost clock (H200 1.98 GHz; RTX 5080 2.62 GHz, rounded to 2.6).
  */
 #include "device_profile.h"
@@ -49,10 +62,11 @@ static const akx__device_profile akx__profiles[] = {
         .shared_per_block = 232448, /* 227 KiB */
         .shared_per_sm = 233472,    /* 228 KiB */
         .bandwidth_gbs = 4800.0,
-        .copy_gbs = 4300.0,
+        .copy_gbs = 3980.0,
         .l2_bytes = 52428800, /* 50 MiB */
         .bytes_in_flight_per_sm = 49152, /* 48 KiB */
         .dram_latency_ns = 600.0,
+        .l2_atomic_ns = 1.0,
         .launch_us = 2.0,
         .pdl_overlap_us = 1.0,
         .clock_ghz = 1.98,
@@ -75,6 +89,7 @@ static const akx__device_profile akx__profiles[] = {
         .l2_bytes = 67108864, /* 64 MiB */
         .bytes_in_flight_per_sm = 32768, /* 32 KiB */
         .dram_latency_ns = 500.0,
+        .l2_atomic_ns = 1.0,
         .launch_us = 2.0,
         .pdl_overlap_us = 1.0,
         .clock_ghz = 2.6,

@@ -31,6 +31,7 @@ typedef struct {
   int64_t l2_bytes;            /* L2 cache, bytes (the sim's model prices DRAM regardless) */
   int64_t bytes_in_flight_per_sm; /* needed to saturate DRAM (Little's law) */
   double dram_latency_ns;      /* one dependent DRAM round trip, lightly loaded */
+  double l2_atomic_ns;         /* L2's time per atomic on one address: the next waits for it */
   double launch_us;            /* fixed cost of a launch */
   double pdl_overlap_us;       /* of it, what a programmatic dependent launch hides */
   double clock_ghz;

@@ -358,13 +358,16 @@ void global_access(const void *p, unsigned bytes, bool write, bool atomic, const
                 "a %u-byte %s at %p is not aligned to %u bytes, the alignment of its type (a "
                 "vector access must be aligned to its size)",
                 bytes, what, p, required);
-  uint32_t site_id = rt.sites.id(s, false, write || atomic, bytes, width);
+  uint32_t site_id = rt.sites.id(s, false, write || atomic, bytes, width, atomic);
   if (!atomic && !ordered) {
     if (write)
       order_plain_store(rt, th, a, bytes, site_id, s);
     else
       order_plain_load(rt, th, a, bytes, s);
   }
-  if (rt.counting) count_access(rt, th, site_id, a);
+  if (rt.counting) {
+    count_access(rt, th, site_id, a);
+    if (atomic) count_atomic(rt, site_id, a);
+  }
 }
 }  // namespace akx::sim

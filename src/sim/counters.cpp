@@ -94,6 +94,20 @@ void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr)
   }
 }
 
+void count_atomic(runtime &rt, uint32_t site_id, uint64_t addr) {
+  launch_counts &c = rt.counts;
+  if (c.atomics_per_site.size() <= site_id) c.atomics_per_site.resize(rt.sites.size());
+  ++c.atomics_per_site[site_id];
+  address_atomics &at = c.atomics_per_address[addr];
+  ++at.count;
+  for (auto &[id, n] : at.by_site)
+    if (id == site_id) {
+      ++n;
+      return;
+    }
+  at.by_site.emplace_back(site_id, 1);
+}
+
 void flush_warp(runtime &rt, warp_state &w) {
   warp_window &ww = w.window;
   for (uint32_t site_id : ww.active) cost_window(rt, site_id, ww.slots[size_t(ww.slot_of_site[site_id])]);
@@ -115,6 +129,8 @@ void add_traffic(akx_sim_traffic &into, const akx_sim_traffic &t) {
 void begin_launch_counts(runtime &rt) {
   launch_counts &c = rt.counts;
   c.per_site.assign(rt.sites.size(), akx_sim_traffic{});
+  c.atomics_per_site.assign(rt.sites.size(), 0);
+  c.atomics_per_address.clear();
   c.barriers = 0;
   c.dependent_steps = 0;
   c.dependency_waits = 0;
@@ -155,6 +171,22 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   stats.loads_in_flight = L.loads_in_flight;
   stats.dependent_steps = c.dependent_steps;
   stats.pdl = L.pdl ? 1 : 0;
+  // Atomics by address: the longest chain on one address (the model's), and each site's.
+  std::map<uint32_t, uint64_t> site_chain;
+  for (const auto &[addr, at] : c.atomics_per_address) {
+    if (at.count > stats.atomic_chain) stats.atomic_chain = at.count;
+    for (const auto &[id, n] : at.by_site)
+      if (n > site_chain[id]) site_chain[id] = n;
+  }
+  k.atomic_addresses += c.atomics_per_address.size();
+  if (stats.atomic_chain > k.atomic_chain) k.atomic_chain = stats.atomic_chain;
+  for (uint32_t id = 0; id < c.atomics_per_site.size(); ++id) {
+    if (c.atomics_per_site[id] == 0) continue;
+    k.atomics += c.atomics_per_site[id];
+    site_counts &sc = rt.store.sites[{L.name, id}];
+    sc.atomics += c.atomics_per_site[id];
+    if (site_chain[id] > sc.atomic_chain) sc.atomic_chain = site_chain[id];
+  }
   for (uint32_t id = 0; id < c.per_site.size(); ++id) {
     const akx_sim_traffic &t = c.per_site[id];
     if (t.requests == 0) continue;
@@ -162,7 +194,7 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
     akx_sim_traffic &into = si.shared ? (si.store ? k.shared_store : k.shared_load)
                                       : (si.store ? k.global_store : k.global_load);
     add_traffic(into, t);
-    add_traffic(rt.store.sites[{L.name, id}], t);
+    add_traffic(rt.store.sites[{L.name, id}].traffic, t);
     if (si.shared) {
       stats.shared_wavefronts += t.units;
     } else {
@@ -239,6 +271,9 @@ static akx_status sim_counters_get_locked(const akx_context *ctx, akx_sim_kernel
     sum.pdl_launches += k.pdl_launches;
     sum.dependency_waits += k.dependency_waits;
     sum.dependents_launches += k.dependents_launches;
+    sum.atomics += k.atomics;
+    sum.atomic_addresses += k.atomic_addresses;
+    if (k.atomic_chain > sum.atomic_chain) sum.atomic_chain = k.atomic_chain;
   }
   sum.l2_bytes = uint64_t(rt->profile->l2_bytes);
   sum.fits_l2 = sum.footprint_bytes > 0 && sum.footprint_bytes <= sum.l2_bytes;
@@ -259,16 +294,20 @@ static akx_status sim_sites_get_locked(const akx_context *ctx, akx_sim_site_coun
                      "akx_sim_sites_get: sites is NULL with capacity %d", (int)capacity);
   // Sites of one source line in several template instances (or translation units) are one
   // row: the table speaks of source lines.
-  using row_key = std::tuple<std::string, std::string, uint32_t, uint32_t, int, int>;
-  std::map<row_key, akx_sim_traffic> rows;
-  for (const auto &[key, t] : rt->store.sites) {
+  // An atomic site's chain is the largest of its instances' (one address, one launch).
+  using row_key = std::tuple<std::string, std::string, uint32_t, uint32_t, int, int, int>;
+  std::map<row_key, akx::sim::site_counts> rows;
+  for (const auto &[key, sc] : rt->store.sites) {
     const akx::sim::site_info &si = rt->sites[key.second];
     row_key rk{key.first, akx::sim::file_basename(si.where.file_name()), si.where.line(),
-               si.where.column(), si.shared, si.store};
-    akx::sim::add_traffic(rows[rk], t);
+               si.where.column(), si.shared, si.store, si.atomic};
+    akx::sim::site_counts &row = rows[rk];
+    akx::sim::add_traffic(row.traffic, sc.traffic);
+    row.atomics += sc.atomics;
+    if (sc.atomic_chain > row.atomic_chain) row.atomic_chain = sc.atomic_chain;
   }
   int32_t n = 0;
-  for (const auto &[rk, t] : rows) {
+  for (const auto &[rk, row] : rows) {
     if (n < capacity) {
       akx_sim_site_counters &out = sites[n];
       memset(&out, 0, sizeof out);
@@ -278,7 +317,10 @@ static akx_status sim_sites_get_locked(const akx_context *ctx, akx_sim_site_coun
       out.column = int32_t(std::get<3>(rk));
       out.shared = std::get<4>(rk);
       out.store = std::get<5>(rk);
-      out.traffic = t;
+      out.atomic = std::get<6>(rk);
+      out.traffic = row.traffic;
+      out.atomics = row.atomics;
+      out.atomic_chain = row.atomic_chain;
     }
     ++n;
   }

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,22 +48,39 @@ struct warp_window {
   std::vector<uint32_t> active;       // site ids with accesses in this window
 };
 
+// Atomics on one address in one launch: in all, and per site id that made them.
+struct address_atomics {
+  uint64_t count = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> by_site;  // (site id, count), few sites an address
+};
+
 // The current launch's counts, before they join the totals.
 struct launch_counts {
   std::vector<akx_sim_traffic> per_site;  // by site id
+  std::vector<uint64_t> atomics_per_site;  // by site id
+  std::unordered_map<uint64_t, address_atomics> atomics_per_address;
   uint64_t barriers = 0;
   uint32_t dependent_steps = 0;     // longest release->acquire chain between blocks
   uint64_t dependency_waits = 0, dependents_launches = 0;  // blocks whose thread 0 called them
 };
 
+// A site's counts in the store: its traffic and, for an atomic site, its atomics and the
+// most it made on one address in one launch.
+struct site_counts {
+  akx_sim_traffic traffic{};
+  uint64_t atomics = 0, atomic_chain = 0;
+};
+
 // What a context has counted since it was created or reset.
 struct counter_store {
   std::map<std::string, akx_sim_kernel_counters> kernels;
-  std::map<std::pair<std::string, uint32_t>, akx_sim_traffic> sites;  // (kernel, site id)
+  std::map<std::pair<std::string, uint32_t>, site_counts> sites;  // (kernel, site id)
 };
 
 // One lane's access (counting on), kept until the warp's next convergence point.
 void count_access(runtime &rt, thread_slot &th, uint32_t site_id, uint64_t addr);
+// One lane's global atomic at addr (counting on): counted at once, by site and by address.
+void count_atomic(runtime &rt, uint32_t site_id, uint64_t addr);
 // A convergence point of the warp: group its accesses into requests and cost them.
 void flush_warp(runtime &rt, warp_state &w);
 struct block_state;

@@ -2,7 +2,7 @@
  * declaration (kernel_info) and the device profile; nothing of caches (L2 included: it
  * prices every sector from DRAM, see below), clocks under load, or instruction issue.
  *
- *   time = launch + dependent_steps x dram_latency + max(dram_time, shared_time)
+ *   time = launch + dependent_steps x dram_latency + max(dram_time, shared_time, atomic_time)
  *
  * launch = launch_us, or launch_us - pdl_overlap_us for a programmatic dependent launch
  * (akx_sim_kernel_counters.pdl_launches: the backends launch so on sm_90+ unless AKX_PDL=0):
@@ -45,7 +45,7 @@
  * memory plus the driver's 1 KiB reserve per block).
  *
  * A launch whose bytes all fit in flight at once (its loads in flight, its stores posted)
- * costs needed / copy_gbs (1.51 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM
+ * costs needed / copy_gbs (1.63 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM
  * time whatever its size: the loaded latency those two profile figures imply. It is larger than
  * dram_latency_ns (the lightly loaded round trip), so a tiny launch is priced high.
  *
@@ -59,6 +59,15 @@
  * released is one step after it). Each step is one round trip a block waits for before it
  * can go on, priced as dram_latency_ns and added, not overlapped: a chain serializes.
  *
+ * atomic_time = atomic_chain x l2_atomic_ns: atomic_chain is the most global atomics the
+ * launch made on one address (akx_sim_kernel_counters.atomic_chain, one per lane, a failed CAS
+ * included). L2 performs the atomics on one address one after another, each waiting for the
+ * one before; atomics on different addresses proceed in parallel, and beside the launch's
+ * DRAM traffic, so the longest chain is a floor of the launch's busy time, not added to it.
+ * A ticket per block (a few hundred on one address) is hidden under DRAM; every thread adding
+ * to one word (2^24 of them: 16.8 ms) is not. A CAS loop's retries are atomics and priced so;
+ * the round trip a loser waits before retrying is not (see docs/sim.md).
+ *
  * shared_time = shared wavefronts / (active SMs x 1 wavefront per cycle x clock): each SM's
  * shared pipe serves one wavefront per cycle; active SMs = min(SMs, blocks), since a block
  * runs on one SM.
@@ -69,11 +78,15 @@
  *   parameter                   H200        RTX 5080    source
  *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (an estimate)
  *   pdl_overlap_us              1.0 us      1.0 us      profile: half the launch (an estimate)
- *   copy_gbs                    4300 GB/s   850 GB/s    profile: a quoted H200 D2D copy /
- *                                                       an estimate; neither measured here
+ *   copy_gbs                    3980 GB/s   850 GB/s    profile: the best published H200
+ *                                                       copy-class figure / an estimate;
+ *                                                       neither measured here
  *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / an
  *                                                       estimate for a GDDR7 part
  *   dram_latency_ns             600 ns      500 ns      profile: typical (an estimate)
+ *   l2_atomic_ns                1 ns        1 ns        profile: GK110 whitepaper's one
+ *                                                       same-address atomic per clock,
+ *                                                       rounded up (an estimate)
  *   sm_count                    132         84          profile: spec sheets
  *   clock_ghz                   1.98        2.6         profile: spec sheet boost clock
  *   max_threads_per_sm          2048        1536        profile: CUDA programming guide,
@@ -173,7 +186,11 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
     shared_us = (double)s->shared_wavefronts /
                 (active_sms * akx__model.shared_wavefronts_per_cycle * p->clock_ghz * 1e3);
   }
+  /* The longest same-address chain of atomics: L2 performs them one after another. */
+  const double atomic_us = (double)s->atomic_chain * p->l2_atomic_ns * 1e-3;
+  double busy_us = dram_us > shared_us ? dram_us : shared_us;
+  if (atomic_us > busy_us) busy_us = atomic_us;
   double latency_us = (double)s->dependent_steps * p->dram_latency_ns * 1e-3;
   const double overlap = s->pdl ? akx__min(p->pdl_overlap_us, p->launch_us) : 0.0;
-  return p->launch_us - overlap + latency_us + (dram_us > shared_us ? dram_us : shared_us);
+  return p->launch_us - overlap + latency_us + busy_us;
 }

@@ -24,6 +24,7 @@ typedef struct {
   uint64_t shared_wavefronts;      /* loads + stores */
   uint32_t dependent_steps;        /* longest release->acquire chain between blocks */
   int32_t pdl;                     /* a programmatic dependent launch */
+  uint64_t atomic_chain;           /* the most global atomics on one address */
 } akx__sim_launch_stats;
 
 /* Bytes of one global sector: what DRAM and L2 move per sector a request touches. */

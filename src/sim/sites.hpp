@@ -1,7 +1,8 @@
 // Access sites: the source locations of shared and global accesses, as small ids that the
 // racecheck shadow and the counters store. A site is one std::source_location (one call
 // expression in one function: each template instantiation is its own site, as each is its
-// own code on a GPU) used with one flavour (shared or global, load or store, access bytes).
+// own code on a GPU) used with one flavour (shared or global, load, store or atomic, access
+// bytes).
 #pragma once
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ struct site_info {
   site where;
   bool shared;     // shared memory (else global)
   bool store;      // store or atomic (else load)
+  bool atomic;     // a global read-modify-write (store is true too)
   uint32_t bytes;  // bytes a lane moves per execution
   uint32_t width;  // bytes a lane moves per instruction (see instruction_bytes)
 };
@@ -34,12 +36,14 @@ struct site_info {
 class site_table {
  public:
   // The id of `s` used with this flavour; the first use registers it. Hot: one cache probe.
-  uint32_t id(const site &s, bool shared, bool store, uint32_t bytes, uint32_t width) {
+  uint32_t id(const site &s, bool shared, bool store, uint32_t bytes, uint32_t width,
+             bool atomic = false) {
     const void *key = site_key(s);
-    uint32_t flavor = (bytes << 7) | (width << 2) | (uint32_t(shared) << 1) | uint32_t(store);
+    uint32_t flavor = (bytes << 8) | (width << 3) | (uint32_t(atomic) << 2) |
+                      (uint32_t(shared) << 1) | uint32_t(store);
     cache_entry &e = cache_[slot_of(key, flavor)];
     if (e.key == key && e.flavor == flavor) return e.id;
-    return lookup(site_info{s, shared, store, bytes, width}, key, flavor);
+    return lookup(site_info{s, shared, store, atomic, bytes, width}, key, flavor);
   }
   const site_info &operator[](uint32_t id) const { return sites_[id]; }
   uint32_t size() const { return uint32_t(sites_.size()); }
