@@ -57,6 +57,10 @@ typedef struct {
   uint64_t pdl_launches;
   uint64_t dependency_waits;
   uint64_t dependents_launches;
+  /* Static shared bytes (its AKX_SHARED arrays, laid out 16-byte aligned as nvcc does) of the
+   * last launch: what a planner that sums a kernel's static part must match
+   * (tests/test_segment_shared.c). */
+  uint64_t last_static_smem;
 } akx_sim_kernel_counters;
 
 /* Zero every counter of the context. */
