@@ -6,7 +6,9 @@
  * no spill stores or loads and no stack frame (a frame is a spill or a local array: local memory
  * in the tile's loop); every tile kernel: registers within its launch bounds
  * (AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE): at most 65536 / (256 x 3)
- * so that 3 blocks of 256 threads stay resident). Built with the CUDA backend only
+ * so that 3 blocks of 256 threads stay resident). And the look-back's waits counter
+ * (kernels/akx/lookback.cuh) is in no release unit: one 64-bit atomic add fewer per tile kernel
+ * in the scan unit's PTX than with AKX_LOOKBACK_COUNT_WAITS=1. Built with the CUDA backend only
  * (tests/CMakeLists.txt), where an NVRTC that cannot be loaded fails the tests; no GPU needed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -172,4 +174,43 @@ Test(nvrtc_resources, user_op_units_do_not_spill, .timeout = 600) {
   check_user(&welford, SR, AKX_FLOAT64, AUTO);
   check_user(&welford, SS, AKX_FLOAT16, AKX_FLOAT64);
   check_user(&welford, SC, AKX_BFLOAT16, AKX_FLOAT64);
+}
+
+/* 64-bit atomic adds ("atom.<space>.add.u64" or ".s64") in a PTX text. */
+static int atomic_adds_u64(const char *ptx) {
+  int n = 0;
+  for (const char *p = ptx; (p = strstr(p, "atom.")) != NULL; ++p) {
+    const char *eol = strchr(p, ';');
+    char ins[96];
+    snprintf(ins, sizeof ins, "%.*s", eol ? (int)(eol - p < 95 ? eol - p : 95) : 0, p);
+    n += strstr(ins, ".add.u64") != NULL || strstr(ins, ".add.s64") != NULL;
+  }
+  return n;
+}
+
+/* The look-back's waits counter is a statistic for the sim's tests: a release GPU unit leaves out
+ * its atomic (on the header's line, which every tile's ticket is drawn from); a build that asks
+ * for it (AKX_LOOKBACK_COUNT_WAITS=1) has one atomic add more in each tile kernel (before the
+ * change: as many with as without). */
+Test(nvrtc_resources, release_units_do_not_count_lookback_waits, .timeout = 600) {
+  require_nvrtc();
+  const akx__instance_key key = {SC, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD};
+  akx__instance in;
+  cr_assert_eq(akx__instance_generate(&key, &in), AKX_SUCCESS, "%s", akx_last_error());
+  const char *const release[] = {"-std=c++17", "-DNDEBUG"};
+  const char *const counting[] = {"-std=c++17", "-DNDEBUG", "-DAKX_LOOKBACK_COUNT_WAITS=1"};
+  akx__nvrtc_result a, b;
+  compile(&in, release, 2, 90, 1, &a);
+  compile(&in, counting, 3, 90, 1, &b);
+  /* One look-back, so one counter, in each tile kernel (the unit's plain and segmented-carry
+   * scans). */
+  int tiles = 0;
+  for (int i = 0; i < in.n_kernels; i++) tiles += strstr(in.name_expressions[i], "scan_tile_kernel") != NULL;
+  cr_assert_gt(tiles, 0, "no tile kernel in the scan unit");
+  const int plain = atomic_adds_u64(a.image), counted = atomic_adds_u64(b.image);
+  cr_expect_eq(counted, plain + tiles, "%d 64-bit atomic adds with the waits counted, %d without, %d tile kernels",
+               counted, plain, tiles);
+  akx__nvrtc_result_free(&a);
+  akx__nvrtc_result_free(&b);
+  akx__instance_free(&in);
 }
