@@ -1039,6 +1039,7 @@ Test(jit_cache, build_directories_of_killed_builders_are_removed) {
   const pid_t builder = fork();
   cr_assert(builder >= 0);
   if (builder == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, should an assertion end it first */
     const int fd = open(live, O_RDONLY | O_DIRECTORY);
     if (fd < 0 || flock(fd, LOCK_SH) != 0) _exit(1);
     if (write(ready[1], "x", 1) != 1) _exit(1);
