@@ -59,6 +59,12 @@
  * or process: every call waits on the host for the other ranks' agreement records, so one
  * thread driving several ranks (say the communicators of one ncclCommInitAll, one per device)
  * deadlocks in its first call, which waits for calls that the same thread would make next.
+ * akx_comm_create_nccl refuses a second rank of one clique on the thread that created the
+ * first (AKX_ERROR_INVALID_ARGUMENT; NCCL names no clique, so two communicators of one size on
+ * two devices with two ranks are taken for one): create each rank's akx_comm in the thread that
+ * drives it. Never inside an NCCL group (ncclGroupStart/ncclGroupEnd): NCCL defers a group's
+ * collectives to ncclGroupEnd, and every call here waits on the host for its agreement record's
+ * allgather before it returns, so it would wait for an ncclGroupEnd that only comes after it.
  */
 #ifndef AKX_DIST_H
 #define AKX_DIST_H
@@ -79,8 +85,9 @@ akx_status akx_comm_create_mpi(akx_context *ctx, const void *mpi_comm, akx_comm 
 /* A communicator over the caller's ncclComm_t (passed as void *; not duplicated: it must
  * outlive the akx_comm). ctx must be a CUDA context on the communicator's device
  * (ncclCommCuDevice): another device is AKX_ERROR_INVALID_ARGUMENT, the sentence naming both.
- * One rank per thread or process (see "Threads" above). AKX_ERROR_UNSUPPORTED when libakx_dist
- * was built without NCCL, or for a sim context. */
+ * One rank per thread or process (see "Threads" above): a second rank of one clique created on
+ * one thread is AKX_ERROR_INVALID_ARGUMENT, the sentence naming both ranks. Never inside an NCCL
+ * group. AKX_ERROR_UNSUPPORTED when libakx_dist was built without NCCL, or for a sim context. */
 akx_status akx_comm_create_nccl(akx_context *ctx, void *nccl_comm, akx_comm **comm);
 
 /* Frees the communicator (MPI: its duplicate, collectively), not the context. NULL: no-op. */

@@ -68,6 +68,10 @@ typedef struct {
   uint64_t atomics;
   uint64_t atomic_addresses;
   uint64_t atomic_chain;
+  /* Static shared bytes (its AKX_SHARED arrays, laid out 16-byte aligned as nvcc does) of the
+   * last launch: what a planner that sums a kernel's static part must match
+   * (tests/test_segment_shared.c). */
+  uint64_t last_static_smem;
 } akx_sim_kernel_counters;
 
 /* Zero every counter of the context. */

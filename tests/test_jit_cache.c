@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h> /* flock: what a live sim compile holds on its directory */
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -978,6 +979,106 @@ Test(jit_cache, leftovers_of_killed_processes_are_swept) {
   cr_assert_eq(file_size(made[1]), -1, "the old lock file is gone");
   for (int i = 2; i < MADE; ++i) cr_assert_eq(file_size(made[i]), 11, "%s is kept", made[i]);
   cr_assert_eq(entries_in(tmp), 5, "the new file and the four kept");
+}
+
+/* Makes dir/name, a directory, with a file and a directory holding a file inside. */
+static void make_build_dir_at(const char *dir, const char *name, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s", dir, name);
+  cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s", path);
+  char inner[4400];
+  snprintf(inner, sizeof inner, "%s/unit.cpp", path);
+  FILE *f = fopen(inner, "w");
+  cr_assert(f, "%s", inner);
+  fputs("half a unit", f);
+  fclose(f);
+  snprintf(inner, sizeof inner, "%s/include", path);
+  cr_assert_eq(mkdir(inner, 0700), 0);
+  snprintf(inner, sizeof inner, "%s/include/akx.cuh", path);
+  f = fopen(inner, "w");
+  cr_assert(f, "%s", inner);
+  fclose(f);
+}
+
+static void age(const char *path, int flags) {
+  const struct timespec two_days_ago[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};
+  cr_assert_eq(utimensat(AT_FDCWD, path, two_days_ago, flags), 0, "utimensat %s", path);
+}
+
+/* A sim compile's private directory (src/jit/sim_module.cpp: akx-build.XXXXXX in the cache's
+ * directory) outlives a builder killed with SIGKILL; the next writer removes it once it is older
+ * than the lock wait and no live builder holds its flock (src/jit/cache.c, sweep_leftovers). A
+ * live builder's (old but locked by a child process) and a young one are kept, and so are what
+ * only looks like one: a file of that name, a symlink to a directory (not followed: its target
+ * keeps its file), a directory this user may not read; none of them fails the call. Then the
+ * builder is killed, and the next process's writer removes its directory. */
+Test(jit_cache, build_directories_of_killed_builders_are_removed) {
+  char dead[4200], live[4200], young[4200], locked_out[4200], file[4200], link[4200], outside[4200],
+      outside_file[4400], dead_inner[4400];
+  make_build_dir_at(tmp, "akx-build.Dead01", dead, sizeof dead);
+  make_build_dir_at(tmp, "akx-build.Live01", live, sizeof live);
+  make_build_dir_at(tmp, "akx-build.Young1", young, sizeof young);
+  make_build_dir_at(tmp, "akx-build.NoPerm", locked_out, sizeof locked_out);
+  snprintf(dead_inner, sizeof dead_inner, "%s/include", dead);
+  age(dead_inner, 0);
+  snprintf(file, sizeof file, "%s/akx-build.File01", tmp);
+  FILE *f = fopen(file, "w");
+  cr_assert(f);
+  fclose(f);
+  snprintf(outside, sizeof outside, "%s-outside", tmp);
+  cr_assert_eq(mkdir(outside, 0700), 0);
+  snprintf(outside_file, sizeof outside_file, "%s/keep.txt", outside);
+  f = fopen(outside_file, "w");
+  cr_assert(f);
+  fclose(f);
+  age(outside, 0);
+  snprintf(link, sizeof link, "%s/akx-build.Link01", tmp);
+  cr_assert_eq(symlink(outside, link), 0);
+  /* A live builder: a process that holds a shared flock on its directory, as a compile does. */
+  int ready[2];
+  cr_assert_eq(pipe(ready), 0);
+  const pid_t builder = fork();
+  cr_assert(builder >= 0);
+  if (builder == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, should an assertion end it first */
+    const int fd = open(live, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || flock(fd, LOCK_SH) != 0) _exit(1);
+    if (write(ready[1], "x", 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  char x;
+  cr_assert_eq(read(ready[0], &x, 1), 1, "the builder holds its lock");
+  close(ready[0]);
+  close(ready[1]);
+  const char *const old[] = {dead, live, locked_out, file};
+  for (int i = 0; i < 4; ++i) age(old[i], 0);
+  age(link, AT_SYMLINK_NOFOLLOW);
+  cr_assert_eq(chmod(locked_out, 0), 0);
+  /* root reads it all the same: then it is one more dead builder's directory. */
+  const int readable = access(locked_out, R_OK | X_OK) == 0;
+
+  program p = make_program("kernel-build-dirs;", 100);
+  get_checked(&p, ".so");
+  expect_counters(1, 0, 0, 1, 0);
+  struct stat st;
+  cr_expect_neq(lstat(dead, &st), 0, "the dead builder's directory is gone");
+  cr_expect_eq(stat(live, &st), 0, "the live builder's directory is kept");
+  cr_expect_eq(stat(young, &st), 0, "a young directory is kept");
+  if (readable) cr_expect_neq(lstat(locked_out, &st), 0, "an old directory root may read is gone");
+  else cr_expect_eq(lstat(locked_out, &st), 0, "a directory this user may not read is kept");
+  cr_expect_eq(file_size(file), 0, "a file named like a build directory is kept");
+  cr_expect(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the symlink is kept");
+  cr_expect_eq(file_size(outside_file), 0, "the symlink's target is not followed");
+
+  /* The builder killed mid-compile: the next process's first writer removes its directory. */
+  kill(builder, SIGKILL);
+  waitpid(builder, NULL, 0);
+  akx__jit_cache_reset_for_tests();
+  program q = make_program("kernel-build-dirs-2;", 100);
+  get_checked(&q, ".so");
+  cr_expect_neq(lstat(live, &st), 0, "the killed builder's directory is gone");
+  cr_expect_eq(stat(young, &st), 0, "a young directory is still kept");
+  if (!readable) cr_assert_eq(chmod(locked_out, 0700), 0);
+  tfx_remove_tree(outside);
 }
 
 Test(jit_cache, a_directory_inside_one_others_can_write_is_not_used) {

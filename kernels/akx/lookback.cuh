@@ -49,12 +49,26 @@
 #include "akx/kernel_resources.cuh"
 #include "akx/scan_op.cuh"
 
+// Whether the look-back counts its waits (lookback_header::waits): a statistic for tests, an
+// atomic on the header's line, the one every tile's ticket is drawn from, the hottest of the
+// launch, taken on every slow path. Counted on the sim (kernels under the host compiler, where
+// tests/test_lookback.cpp and tests/test_scan.c read it); a GPU build (nvcc, NVRTC) counts it
+// only when AKX_LOOKBACK_COUNT_WAITS=1 is defined, and its header then reads 0.
+// tests/test_nvrtc_families.c asserts a release unit's PTX has no such atomic.
+#ifndef AKX_LOOKBACK_COUNT_WAITS
+#if defined(__CUDACC__)
+#define AKX_LOOKBACK_COUNT_WAITS 0
+#else
+#define AKX_LOOKBACK_COUNT_WAITS 1
+#endif
+#endif
+
 namespace akx {
 
 struct lookback_header {
   unsigned long long ticket;  // tiles are taken in ticket order, never by blockIdx
   unsigned long long waits;   // tiles that found a node not yet published (the slow path),
-                              // counted since the last reset: a statistic for tests
+                              // counted since the last reset where AKX_LOOKBACK_COUNT_WAITS
   long long count;            // findall: the total, stored by the last tile of each call
   long long pad[5];
 };
@@ -223,7 +237,11 @@ AKX_DEVICE typename S::T lookback(const lookback_status<typename S::T> &st, int6
   __syncwarp(FULL_MASK);
   // 2. The older nodes: prefix = (the older ones, oldest first) o low.
   const T high = fold(low_nodes, m);
+#if AKX_LOOKBACK_COUNT_WAITS
   if (__any_sync(FULL_MASK, waited) && lane == 0) atomicAdd(&st.head->waits, 1ull);
+#else
+  (void)waited;
+#endif
   return m > low_nodes ? (level ? S::apply(high, low) : high) : low;
 }
 

@@ -47,7 +47,9 @@ static akx_status nccl_allgather_host(akx_comm *c, const void *send, void *recv,
   return akx_memcpy(c->ctx, recv, drecv, bytes * (size_t)c->size, AKX_COPY_DEVICE_TO_HOST);
 }
 
-static const akx__dist_engine nccl_engine = {"nccl", 1, nccl_allgather_host, nccl_allgather, NULL};
+static void nccl_destroy(akx_comm *c) { akx__dist_nccl_release(c); }
+
+static const akx__dist_engine nccl_engine = {"nccl", 1, nccl_allgather_host, nccl_allgather, nccl_destroy};
 
 /* The context's device: current while akx_context_run runs fn. */
 static akx_status current_device(void *stream, void *workspace, void *arg) {
@@ -77,8 +79,17 @@ akx_status akx_comm_create_nccl(akx_context *ctx, void *nccl_comm, akx_comm **co
   AKX_DIST_TRY(akx_context_run(ctx, 0, current_device, &ctx_device));
   akx_context_info_t info;
   if (akx_context_info(ctx, &info) != AKX_SUCCESS) info.device_name[0] = '\0';
-  char why[384];
+  char why[640];
   const akx_status s = akx__dist_nccl_device_check(comm_device, ctx_device, info.device_name, why, sizeof why);
   if (s != AKX_SUCCESS) return akx__dist_fail(s, "akx_comm_create_nccl: %s", why);
-  return akx__dist_comm_new(ctx, &nccl_engine, nc, rank, size, comm);
+  akx_comm *c = NULL;
+  AKX_DIST_TRY(akx__dist_comm_new(ctx, &nccl_engine, nc, rank, size, &c));
+  /* The calling thread drives this rank: refused when it already holds another of the clique. */
+  const akx_status claimed = akx__dist_nccl_claim(c, size, rank, comm_device, why, sizeof why);
+  if (claimed != AKX_SUCCESS) {
+    akx_comm_destroy(c);
+    return akx__dist_fail(claimed, "akx_comm_create_nccl: %s", why);
+  }
+  *comm = c;
+  return AKX_SUCCESS;
 }

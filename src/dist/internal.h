@@ -78,6 +78,27 @@ akx_status akx__dist_partials_exchange(akx_comm *c, const void *send, size_t byt
 akx_status akx__dist_nccl_device_check(int comm_device, int ctx_device, const char *ctx_name, char *why,
                                        size_t cap);
 
+/* One thread, one rank of a clique (include/akx_dist.h, "Threads"): a thread that drives two
+ * ranks of one NCCL clique hangs in its first call. NCCL names no clique, so a rank is known by
+ * its communicator's size, its rank and its device: two of one size on two devices with two ranks
+ * are taken for one clique (one clique never has two ranks on one device: NCCL refuses that). */
+typedef struct {
+  uint64_t thread;   /* akx__dist_thread_id of the thread that created it */
+  const void *owner; /* the akx_comm */
+  int size, rank, device;
+} akx__dist_nccl_rank;
+/* Whether `mine` may join the n ranks held: AKX_SUCCESS, else AKX_ERROR_INVALID_ARGUMENT with the
+ * sentence (both ranks, both devices, what to do) in why (cap bytes). A pure function. */
+akx_status akx__dist_nccl_thread_check(const akx__dist_nccl_rank *held, int n, const akx__dist_nccl_rank *mine,
+                                       char *why, size_t cap);
+/* This thread's number, from 1, never reused in the process (a pthread_t may be). */
+uint64_t akx__dist_thread_id(void);
+/* The process's table: akx_comm_create_nccl claims its rank for the calling thread (refused as
+ * akx__dist_nccl_thread_check says, or AKX_ERROR_OUT_OF_MEMORY), akx_comm_destroy releases it
+ * (owner: the akx_comm; releasing one never claimed does nothing). */
+akx_status akx__dist_nccl_claim(const void *owner, int size, int rank, int device, char *why, size_t cap);
+void akx__dist_nccl_release(const void *owner);
+
 /* ---- identity.c ---- */
 /* The exact neutral element of a built-in op in accumulator dtype acc (float ADD: -0.0; MIN:
  * +inf or the type's largest value; MAX: -inf or the smallest), at most 16 bytes written to

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -507,24 +508,81 @@ static int is_leftover(const char *d_name) {
   return n > 5 && strcmp(d_name + n - 5, ".lock") == 0 && is_file_name(d_name, n - 5);
 }
 
+/* Whether d_name is a sim compile's private directory (src/jit/sim_module.cpp, make_build_dir:
+ * "akx-build." and mkdtemp's six letters or digits). */
+static int is_build_dir_name(const char *d_name) {
+  if (strncmp(d_name, "akx-build.", 10) != 0 || strlen(d_name) != 16) return 0;
+  for (int i = 10; i < 16; ++i)
+    if (!isalnum((unsigned char)d_name[i])) return 0;
+  return 1;
+}
+
+/* Removes name, a directory in dfd, and what it holds, without following a symbolic link
+ * (each level opened with O_NOFOLLOW, entries removed relative to it) and at most `depth`
+ * levels down (a compile makes one). Whatever cannot be opened or removed is left: a sweep
+ * never fails the call. */
+static void remove_tree_at(int dfd, const char *name, int depth) {
+  const int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (depth > 0) remove_tree_at(fd, e->d_name, depth - 1);
+    } else {
+      unlinkat(fd, e->d_name, 0);
+    }
+  }
+  closedir(d);
+  unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* A sim compile's directory left by a killed process: ours, a directory (not a link), untouched
+ * for longer than the lock wait (a live compile writes its source and headers into it as it
+ * starts and holds its lock for no longer than a waiter waits), and not locked: a live builder
+ * holds a shared flock on its directory for the whole compile (src/jit/sim_module.cpp), which
+ * the kernel drops when the process dies however it dies, so a compile slower than the wait is
+ * not taken for a dead one. */
+static int is_dead_build_dir(int dfd, const char *name, time_t stale) {
+  struct stat st;
+  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+      st.st_mtime >= stale)
+    return 0;
+  const int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return 0; /* no permission to read it: nothing this process may remove anyway */
+  const int free_of_builders = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd); /* drops the lock, if taken */
+  return free_of_builders;
+}
+
 /* Removes what processes killed at work left behind: a writer's temporary (held for the time
  * of one write, well under a second) or a lock file (touched when taken; a builder holds it for
- * one compile, seconds) untouched for an hour is dead. Once per process, at its first write, with
- * no lock of its own held: a directory's listing then costs nothing next to the compile that
- * came before. */
-static void sweep_leftovers(int dfd) {
+ * one compile, seconds) untouched for an hour is dead; a sim compile's akx-build.* directory
+ * (a compile killed with SIGKILL cannot remove its own) untouched for longer than the lock wait
+ * and locked by no builder (is_dead_build_dir). Once per process, at its first write, with no
+ * lock of its own held: a directory's listing then costs nothing next to the compile that came
+ * before. */
+static void sweep_leftovers(int dfd, long lock_wait_ms) {
   const int list_fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
   if (!d) {
     if (list_fd >= 0) close(list_fd);
     return;
   }
-  const time_t stale = time(NULL) - LEFTOVER_STALE_S;
+  const time_t now = time(NULL), stale = now - LEFTOVER_STALE_S;
+  const time_t stale_build = now - (time_t)(lock_wait_ms / 1000) - 1;
   for (struct dirent *e; (e = readdir(d));) {
     struct stat st;
     if (is_leftover(e->d_name) && fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(st.st_mode) && st.st_mtime < stale)
       unlinkat(dfd, e->d_name, 0);
+    else if (is_build_dir_name(e->d_name) && is_dead_build_dir(dfd, e->d_name, stale_build))
+      remove_tree_at(dfd, e->d_name, 4);
   }
   closedir(d);
 }
@@ -761,7 +819,7 @@ static akx_status produce(const disk_place *at, const akx__jit_key *key, akx__ji
       const int sweep = !cache.swept;
       cache.swept = 1;
       pthread_mutex_unlock(&cache.lock);
-      if (sweep) sweep_leftovers(at->dfd);
+      if (sweep) sweep_leftovers(at->dfd, at->lock_wait_ms);
     }
   }
   *bytes = b;

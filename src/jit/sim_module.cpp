@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -221,6 +222,11 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
   if (dir.empty())
     return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: no directory to build in (%s)",
                      job->name.c_str(), why.c_str());
+  // A shared flock on the directory for the whole compile says "a live builder": the kernel
+  // cache's sweep (src/jit/cache.c, is_dead_build_dir) removes a stale akx-build.* directory
+  // only when it can lock it, which it can once the process holding this is gone, killed or not.
+  const int live_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (live_fd >= 0) flock(live_fd, LOCK_SH);
   const std::string src = dir + "/" + job->name + ".cpp", out = dir + "/" + job->name + ".so",
                     include_dir = dir + "/include";
   akx_status s = headers_on_disk(include_dir);
@@ -264,6 +270,7 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
     if (!*bytes) s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s left no readable %s", job->name.c_str(), out.c_str());
   }
   remove_tree(dir);
+  if (live_fd >= 0) close(live_fd);
   return s;
 }
 

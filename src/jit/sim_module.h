@@ -11,7 +11,8 @@
  * and search, else in /tmp (a $TMPDIR that does not is passed over, as GCC passes it over). A
  * load whose directory refuses to map code (a noexec mount) tries the next. Everything is
  * removed on every path, a failed compile's too; only a process killed mid-compile leaves its
- * akx-build.* directory behind. */
+ * akx-build.* directory behind, and the kernel cache's next writer removes it once it is older
+ * than the lock wait and no live compile holds its flock (src/jit/cache.c, sweep_leftovers). */
 #ifndef AKX_SIM_MODULE_H
 #define AKX_SIM_MODULE_H
 #include <stdint.h>

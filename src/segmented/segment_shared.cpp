@@ -13,6 +13,22 @@ namespace {
 constexpr int64_t align16(int64_t b) { return (b + 15) / 16 * 16; }
 }  // namespace
 
+extern "C" size_t akx__segment_node_size(size_t acc_size, size_t acc_align) {
+  const size_t align = acc_align > 8 ? acc_align : 8;
+  return AKX__ROUND_UP(AKX__ROUND_UP(acc_size, 8) + 8, align);
+}
+
+// Every AKX_SHARED array of segment_tile_body in its order, each 16-byte aligned: the block
+// scan's nodes, the ticket, each run's heads, the tile's constants, a segmented reduction's
+// split jobs (3 x 2 words), and for user ops the segment starts and the max-scan's scratch (one
+// word each otherwise). tests/test_segment_shared.c compares the sum with the sim's layout.
+extern "C" int64_t akx__segment_static_shared(size_t node_size, int user) {
+  int64_t statics = align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + align16(8) +
+                    align16(AKX_MAX_BLOCK_SCAN * 4) + align16(8 * 8) + align16(6 * 8);
+  statics += user ? align16(AKX_MAX_BLOCK_SCAN * 8) + align16(akx::block_scan_scratch * 8) : 32;
+  return statics;
+}
+
 extern "C" akx_status akx__segment_shared(const akx_context *ctx, size_t acc_size, size_t node_size, int reduce,
                                           int user, akx__segmented_plan *p) {
   const int32_t bd = p->block_size, ipt = p->items_per_thread;
@@ -34,11 +50,7 @@ extern "C" akx_status akx__segment_shared(const akx_context *ctx, size_t acc_siz
       at += align16(tile * 2);
     }
   }
-  // AKX_SHARED: the block scan's nodes, the ticket, each run's heads, the tile's constants,
-  // and for user ops the segment starts and the max-scan's scratch, each 16-byte aligned.
-  int64_t statics = align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + align16(8) +
-                    align16(AKX_MAX_BLOCK_SCAN * 4) + align16(8 * 8);
-  statics += user ? align16(AKX_MAX_BLOCK_SCAN * 8) + align16(akx::block_scan_scratch * 8) : 32;
+  const int64_t statics = akx__segment_static_shared(node_size, user);
   if (at + statics > ctx->info.shared_per_block)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size %d x opts->items_per_thread %d of %zu-byte partials needs %" PRId64

@@ -134,8 +134,7 @@ static int32_t empty_rule(akx_op op, const akx__user_op *u, const akx_reduce_opt
  * AKX__SEGMENT_TILE_MAX elements), its shared memory, its tiles, and the look-back's need. */
 static akx_status size_tiles(const akx_context *ctx, int32_t block_size, int32_t items, size_t acc_size,
                              size_t acc_align, int reduce, int user, akx__segmented_plan *p, akx__ws_need *need) {
-  const size_t align = acc_align > 8 ? acc_align : 8;
-  const size_t node = AKX__ROUND_UP(AKX__ROUND_UP(acc_size, 8) + 8, align); /* keyed_value<Acc> */
+  const size_t node = akx__segment_node_size(acc_size, acc_align);
   /* The tuning row of the tile's partials (the runs in shared memory hold accumulators). */
   akx__tuning t = akx__scan_tile_tuning(ctx, acc_size, block_size, items);
   if (t.items_per_thread > AKX__SEGMENT_RUN_MAX) t.items_per_thread = AKX__SEGMENT_RUN_MAX;

@@ -157,6 +157,7 @@ void end_launch_counts(runtime &rt, uint64_t blocks_run) {
   k.last_grid = L.grid.x;
   k.last_block = L.block.x;
   k.last_dyn_smem = L.dyn_smem;
+  k.last_static_smem = L.static_end - L.static_begin;
   k.dependent_steps += c.dependent_steps;
   k.pdl_launches += L.pdl ? 1 : 0;
   k.dependency_waits += c.dependency_waits;

@@ -5,7 +5,8 @@
  * partials stays on the stream: a call into device memory makes no akx_memcpy or
  * akx_synchronize beyond the agreement record's two copies (counted by this program's own
  * akx_memcpy and akx_synchronize, which stand in for libakx's). With two devices or more, a
- * communicator on device 1 is refused for a context on device 0. Exits 77 (ctest: skipped)
+ * communicator on device 1 is refused for a context on device 0, and the pair's second rank
+ * created on the thread that holds its first is refused. Exits 77 (ctest: skipped)
  * where there is no CUDA device: CI compiles and links it, bench/gpu_check.sh's ctest runs it
  * on a GPU. */
 #define _GNU_SOURCE /* dlsym's RTLD_NEXT */
@@ -155,6 +156,21 @@ int main(void) {
       CHECK(s == AKX_ERROR_INVALID_ARGUMENT && wrong == NULL &&
                 strstr(akx_last_error(), "CUDA device 1") && strstr(akx_last_error(), "CUDA device 0"),
             "akx_comm_create_nccl with the communicator of device 1: %s", akx_status_string(s));
+      /* Both ranks of the clique created on this thread, each with a context on its device: the
+       * second is refused (one thread driving both would deadlock in its first call). */
+      akx_context *ctx1 = NULL;
+      akx_comm *first = NULL, *second = NULL;
+      if (akx_context_create(&ctx1, AKX_BACKEND_CUDA, 1) == AKX_SUCCESS) {
+        CHECK(akx_comm_create_nccl(ctx, pair[0], &first) == AKX_SUCCESS, "rank 0 of the pair");
+        s = akx_comm_create_nccl(ctx1, pair[1], &second);
+        CHECK(s == AKX_ERROR_INVALID_ARGUMENT && second == NULL &&
+                  strstr(akx_last_error(), "already holds rank 0 of 2 on CUDA device 0"),
+              "rank 1 of the pair on rank 0's thread: %s", akx_status_string(s));
+        akx_comm_destroy(first);
+        CHECK(akx_comm_create_nccl(ctx1, pair[1], &second) == AKX_SUCCESS, "rank 1 once rank 0's is destroyed");
+        akx_comm_destroy(second);
+        akx_context_destroy(ctx1);
+      }
       ncclCommDestroy(pair[0]);
       ncclCommDestroy(pair[1]);
     }
