@@ -1,6 +1,7 @@
 /* akx_comm_create_nccl's device check (the contract is in internal.h). A file of its own, with
- * no NCCL or CUDA in it, so that the decision is compiled and tested (tests/dist/
- * test_dist_nccl_device.c) in every build of libakx_dist. */
+ * no NCCL or CUDA in it, so that the decision and its call site (which device each side is
+ * taken from) are compiled and tested (tests/dist/test_dist_nccl_device.c) in every build of
+ * libakx_dist. */
 #include <stdio.h>
 #include "internal.h"
 
@@ -17,4 +18,17 @@ akx_status akx__dist_nccl_device_check(int comm_device, int ctx_device, const ch
              comm_device, ctx_device, named ? " (" : "", named ? ctx_name : "", named ? ")" : "");
   }
   return AKX_ERROR_INVALID_ARGUMENT;
+}
+
+akx_status akx__dist_nccl_context_check(akx_context *ctx, int comm_device,
+                                        akx_status (*current_device)(void *, void *, void *), char *why,
+                                        size_t cap) {
+  if (why && cap) why[0] = '\0';
+  int ctx_device = -1;
+  /* The context's device is the one current inside its akx_context_run. */
+  const akx_status s = akx_context_run(ctx, 0, current_device, &ctx_device);
+  if (s != AKX_SUCCESS) return s;
+  akx_context_info_t info;
+  if (akx_context_info(ctx, &info) != AKX_SUCCESS) info.device_name[0] = '\0';
+  return akx__dist_nccl_device_check(comm_device, ctx_device, info.device_name, why, cap);
 }
