@@ -112,3 +112,25 @@ Test(nvrtc_choice, loader_accepts_the_minimum_version) {
   unsetenv("AKX_NVRTC_LIBRARY");
   akx__nvrtc_reset_for_tests();
 }
+
+/* The loader hands the driver's version to the choice (akx__cuda_driver_version's answer; told
+ * here, as there is no driver): one NVRTC 13.0 is refused under a 12.4 driver, naming both, and
+ * taken under a 13.0 driver (the stand-in then lacks the entry points: refused for those). */
+Test(nvrtc_choice, loader_chooses_by_the_drivers_version) {
+  setenv("AKX_TEST_FAKE_NVRTC_VERSION", "13.0", 1);
+  setenv("AKX_NVRTC_LIBRARY", AKX_TEST_FAKE_NVRTC, 1);
+  akx__nvrtc_driver_version_for_tests(12040);
+  akx__nvrtc_reset_for_tests();
+  cr_assert_eq(akx__nvrtc_available(), AKX_ERROR_UNSUPPORTED);
+  const char *why = akx_last_error();
+  cr_expect(strstr(why, "is NVRTC 13.0") != NULL, "%s", why);
+  cr_expect(strstr(why, "newer than the driver (CUDA 12.4)") != NULL, "%s", why);
+  akx__nvrtc_driver_version_for_tests(13000);
+  akx__nvrtc_reset_for_tests();
+  cr_assert_eq(akx__nvrtc_available(), AKX_ERROR_UNSUPPORTED);
+  why = akx_last_error();
+  cr_expect(strstr(why, "has no nvrtcGetErrorString") != NULL, "under a 13.0 driver: %s", why);
+  akx__nvrtc_driver_version_for_tests(-1);
+  unsetenv("AKX_NVRTC_LIBRARY");
+  akx__nvrtc_reset_for_tests();
+}

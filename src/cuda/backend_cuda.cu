@@ -12,6 +12,7 @@
 #include "api_calls.h"
 #include "backend.h"
 #include "error.h"
+#include "launch_calls.h"
 #include "launch_rules.h"
 
 // src/cuda/api_calls.h: every CUDA runtime or driver call below goes through CU(), which counts
@@ -35,42 +36,67 @@ akx_status cuda_fail(akx_status s, cudaError_t e, const char *what) {
   return akx__fail(s, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-// cudart's current device is per host thread and belongs to the caller: other code (another
-// context, the caller itself) may have changed it since this context's last call, and a call
-// must leave it as it found it. Every entry that talks to the device holds a device_scope for
-// its whole body: it makes the context's device current (cudaSetDevice only when it is not
-// already) and, on the way out, makes the caller's device current again. Kernels launched in
-// between stay queued on the context's stream, which belongs to the context's device.
+// The CUDA calls of src/cuda/launch_calls.c's decisions, each counted (CU); a decision's
+// code is there, in every build, where tests/test_cuda_seams.c runs it on fake calls.
+int calls_get_device(int *device) { return int(CU(cudaGetDevice(device))); }
+int calls_set_device(int device) { return int(CU(cudaSetDevice(device))); }
+int calls_func_get_attributes(const void *kernel, int *ptx_version, int64_t *static_bytes) {
+  cudaFuncAttributes attr;
+  const cudaError_t e = CU(cudaFuncGetAttributes(&attr, kernel));
+  if (e != cudaSuccess) return int(e);
+  *ptx_version = attr.ptxVersion;
+  *static_bytes = int64_t(attr.sharedSizeBytes);
+  return 0;
+}
+int calls_func_set_max_dynamic_smem(const void *kernel, int bytes) {
+  return int(CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)));
+}
+int calls_stream_is_capturing(void *stream, int *status) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  const cudaError_t e = CU(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &st));
+  *status = int(st);
+  return int(e);
+}
+// cudaStreamGetDevice is a late 12.x entry point (12.8): a runtime newer than the driver
+// (minor-version compatibility) answers cudaErrorCallRequiresNewerDriver, and then the
+// driver's answer is taken (calls_driver_stream_device, akx__cuda_stream_device).
+int calls_stream_get_device(void *stream, int *device) {
+#if CUDART_VERSION >= 12080
+  return int(CU(cudaStreamGetDevice(static_cast<cudaStream_t>(stream), device)));
+#else  // a toolkit without cudaStreamGetDevice: the driver's answer alone
+  (void)stream;
+  (void)device;
+  return int(cudaErrorCallRequiresNewerDriver);
+#endif
+}
+int calls_driver_stream_device(void *stream, int *device);  // below, with the driver's entry points
+void calls_take_error() { (void)CU(cudaGetLastError()); }
+const char *calls_error_string(int e) { return cudaGetErrorString(cudaError_t(e)); }
+const char *calls_error_name(int e) { return cudaGetErrorName(cudaError_t(e)); }
+const akx__cuda_calls cuda_calls = {
+    calls_get_device,           calls_set_device,          calls_func_get_attributes,
+    calls_func_set_max_dynamic_smem, calls_stream_is_capturing, calls_stream_get_device,
+    calls_driver_stream_device, calls_take_error,          calls_error_string,
+    calls_error_name,
+};
+
+// cudart's current device is per host thread and belongs to the caller: every entry that
+// talks to the device holds a device_scope for its whole body (akx__cuda_device_enter: the
+// context's device current, the caller's again on the way out). Kernels launched in between
+// stay queued on the context's stream, which belongs to the context's device.
 class device_scope {
  public:
-  explicit device_scope(int device) {
-    cudaError_t e = CU(cudaGetDevice(&saved_));
-    if (e == cudaSuccess && saved_ == device) return;
-    if (e != cudaSuccess) {
-      (void)CU(cudaGetLastError());
-      saved_ = -1;  // nothing to restore
-    }
-    error_ = CU(cudaSetDevice(device));
-    switched_ = error_ == cudaSuccess;
-  }
-  // A failure to switch back cannot be reported (the call's own status is decided by then);
-  // it is not left behind as the caller's "last error" either.
-  ~device_scope() {
-    if (switched_ && saved_ >= 0 && CU(cudaSetDevice(saved_)) != cudaSuccess) (void)CU(cudaGetLastError());
-  }
+  explicit device_scope(int device) { akx__cuda_device_enter(&cuda_calls, device, &scope_); }
+  ~device_scope() { akx__cuda_device_leave(&cuda_calls, &scope_); }
   device_scope(const device_scope &) = delete;
   device_scope &operator=(const device_scope &) = delete;
   // cudaSetDevice's error (cudaSuccess when the device is current).
-  cudaError_t error() const { return error_; }
+  cudaError_t error() const { return cudaError_t(scope_.error); }
   // AKX_SUCCESS, or AKX_ERROR_DEVICE with cudaSetDevice's sentence.
-  akx_status check() const {
-    return error_ == cudaSuccess ? AKX_SUCCESS : cuda_fail(AKX_ERROR_DEVICE, error_, "cudaSetDevice");
-  }
+  akx_status check() const { return akx__cuda_device_check(&cuda_calls, &scope_); }
 
  private:
-  int saved_ = -1;
-  bool switched_ = false;
-  cudaError_t error_ = cudaSuccess;
+  akx__cuda_device_scope scope_;
 };
 
 // cudaMalloc, cudaFree and cudaStreamSynchronize are "unsafe" calls for a stream capture in
@@ -141,6 +167,19 @@ void load_driver() {
 const driver_api &drv() {
   pthread_once(&driver_once, load_driver);
   return driver;
+}
+// The device of the stream's context, from the driver (cuStreamGetCtx, cuCtxGetDevice with
+// that context pushed): a CUresult, -1 where the driver lacks those entry points.
+int calls_driver_stream_device(void *stream, int *device) {
+  const driver_api &d = drv();
+  if (!d.stream_get_ctx || !d.ctx_push || !d.ctx_pop || !d.ctx_get_device) return -1;
+  void *cu_ctx = nullptr, *popped = nullptr;
+  int r = CU(d.stream_get_ctx(stream, &cu_ctx));
+  if (r == 0) r = CU(d.ctx_push(cu_ctx));
+  if (r != 0) return r;
+  r = CU(d.ctx_get_device(device));
+  (void)CU(d.ctx_pop(&popped));
+  return r;
 }
 
 // Per device, what every call's pointer checks need and the device cannot change: whether it
@@ -268,35 +307,13 @@ akx_status cuda_synchronize(akx_context *ctx) {
   return AKX_SUCCESS;
 }
 
-// The device a stream belongs to. cudaStreamGetDevice is a late 12.x entry point (12.8): a runtime
-// newer than the driver (minor-version compatibility) gets cudaErrorCallRequiresNewerDriver
-// from it, and then the driver's cuStreamGetCtx and that context's device answer instead
-// (akx__stream_device_way).
-cudaError_t stream_device(cudaStream_t s, int *device) {
-#if CUDART_VERSION >= 12080
-  cudaError_t e = CU(cudaStreamGetDevice(s, device));
-#else  // a toolkit without cudaStreamGetDevice: the driver's answer alone
-  cudaError_t e = cudaErrorCallRequiresNewerDriver;
-#endif
-  const int way = akx__stream_device_way(int(e));
-  if (way != 1) return e;
-  (void)CU(cudaGetLastError());
-  const driver_api &d = drv();
-  if (!d.stream_get_ctx || !d.ctx_push || !d.ctx_pop || !d.ctx_get_device) return e;
-  void *cu_ctx = nullptr, *popped = nullptr;
-  if (CU(d.stream_get_ctx(s, &cu_ctx)) != 0 || CU(d.ctx_push(cu_ctx)) != 0) return cudaErrorInvalidResourceHandle;
-  const int r = CU(d.ctx_get_device(device));
-  (void)CU(d.ctx_pop(&popped));
-  return r == 0 ? cudaSuccess : cudaErrorInvalidResourceHandle;
-}
-
 akx_status cuda_set_stream(akx_context *ctx, void *stream) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (s != nullptr) {
     int stream_device_ordinal = -1;
-    cudaError_t e = stream_device(s, &stream_device_ordinal);
+    const cudaError_t e = cudaError_t(akx__cuda_stream_device(&cuda_calls, s, &stream_device_ordinal));
     if (e != cudaSuccess) {
       (void)CU(cudaGetLastError());
       return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "stream %p is not a usable CUDA stream: %s", stream,
@@ -315,21 +332,9 @@ akx_status cuda_set_stream(akx_context *ctx, void *stream) {
 }
 
 // Stream capture (cudaStreamBeginCapture): work enqueued now becomes a graph node instead of
-// running. An invalidated capture still counts (the caller ends it with cudaStreamEndCapture);
-// the legacy stream cannot be used at all while another stream captures in global or
-// thread-local mode (cudaErrorStreamCaptureImplicit), so it counts as capturing too.
+// running; the legacy stream is refused while another stream captures (akx__cuda_capturing).
 akx_status capturing_now(const akx_context *ctx, int *capturing) {
-  *capturing = 0;
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  cudaError_t e = CU(cudaStreamIsCapturing(stream_of(ctx), &status));
-  if (e == cudaErrorStreamCaptureImplicit) {
-    (void)CU(cudaGetLastError());
-    *capturing = 1;
-    return AKX_SUCCESS;
-  }
-  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaStreamIsCapturing");
-  *capturing = status != cudaStreamCaptureStatusNone;
-  return AKX_SUCCESS;
+  return akx__cuda_capturing(&cuda_calls, ctx->stream, capturing);
 }
 
 akx_status cuda_is_capturing(const akx_context *ctx, int *capturing) {
@@ -384,34 +389,16 @@ int cuda_is_device_range(const akx_context *ctx, const void *p, size_t bytes) {
   return device_can_address(ctx, p, bytes);
 }
 
-// What the calling thread's launches need to know of the family call they belong to: its
-// device, and whether its launches may be programmatic dependent launches at all (AKX_PDL,
-// an sm_90+ device, a stream that is not capturing); each kernel's image decides the rest
-// (akx__cuda_prepare_launch). Set for the length of a family's call (call_scope).
-struct call_facts {
-  int device = 0;
-  int pdl_setting = 0, cc_major = 0, capturing = 0;
-  int64_t shared_per_block = 0;  // the device's opt-in maximum (akx_context_info)
-};
-thread_local call_facts call_now;
+// What the calling thread's launches need to know of the family call they belong to
+// (akx__cuda_call_facts: its device, stream and capture status, and whether its launches may be
+// programmatic dependent launches at all), set for the length of the call.
 struct call_scope {
-  call_facts previous;
-  explicit call_scope(const call_facts &f) : previous(call_now) { call_now = f; }
-  ~call_scope() { call_now = previous; }
+  const akx__cuda_call_facts *previous;
+  explicit call_scope(const akx__cuda_call_facts &f) : previous(akx__cuda_call_enter(&f)) {}
+  ~call_scope() { akx__cuda_call_leave(previous); }
   call_scope(const call_scope &) = delete;
   call_scope &operator=(const call_scope &) = delete;
 };
-
-akx_status facts_of(const akx_context *ctx, call_facts *f) {
-  f->device = ctx->device;
-  f->pdl_setting = akx__context_pdl(ctx);
-  f->cc_major = ctx->info.cc_major;
-  f->shared_per_block = ctx->info.shared_per_block;
-  f->capturing = 0;
-  // A capturing stream takes plain launches (akx__launch_pdl): asked only when PDL is on.
-  if (f->pdl_setting) AKX_TRY(capturing_now(ctx, &f->capturing));
-  return AKX_SUCCESS;
-}
 
 // The CUDA backend names no allocation in its sentences (cudaPointerGetAttributes gives no
 // block's extent for every kind of memory).
@@ -424,8 +411,8 @@ int cuda_allocation_of(const akx_context *, const void *, const void **, size_t 
 akx_status cuda_launch(akx_context *ctx, int family, const akx__entry *entry, const void *plan) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  call_facts f;
-  AKX_TRY(facts_of(ctx, &f));
+  akx__cuda_call_facts f;
+  AKX_TRY(akx__cuda_call_facts_of(&cuda_calls, ctx, &f));
   call_scope facts(f);
   if (entry->prebuilt) return entry->prebuilt(plan, ctx->stream);
   return akx__cuda_runtime_launch(ctx, family, entry->unit, plan);
@@ -435,34 +422,10 @@ akx_status cuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, void *), 
                     void *arg) {
   device_scope scope(ctx->device);
   AKX_TRY(scope.check());
-  call_facts f;
-  AKX_TRY(facts_of(ctx, &f));
+  akx__cuda_call_facts f;
+  AKX_TRY(akx__cuda_call_facts_of(&cuda_calls, ctx, &f));
   call_scope facts(f);
   return fn(ctx->stream, workspace, arg);
-}
-
-// A kernel's attributes on the current device, read once and its opt-in attribute set once
-// (under the table's lock: src/core/launch_rules.c), so that no launch ever changes what
-// another thread's launch of the same kernel was checked against.
-struct fill_arg {
-  int smem_optin;
-  int64_t optin_max;  // the device's opt-in maximum per block, from its context
-};
-akx_status fill_attributes(const void *kernel, const void *, void *arg, akx__kernel_attributes *out) {
-  const fill_arg &g = *static_cast<const fill_arg *>(arg);
-  cudaFuncAttributes attr;
-  cudaError_t e = CU(cudaFuncGetAttributes(&attr, kernel));
-  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncGetAttributes");
-  out->ptx_version = attr.ptxVersion;
-  out->static_bytes = int64_t(attr.sharedSizeBytes);
-  out->max_dynamic = int64_t(akx__static_shared_limit) - out->static_bytes;
-  const int64_t value = akx__dynamic_smem_attribute(g.smem_optin, g.optin_max, out->static_bytes);
-  if (value >= 0) {
-    e = CU(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(value)));
-    if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    out->max_dynamic = value;
-  }
-  return AKX_SUCCESS;
 }
 
 }  // namespace
@@ -473,23 +436,17 @@ akx_status fill_attributes(const void *kernel, const void *, void *arg, akx__ker
 extern "C" akx_status akx__cuda_prepare_launch(const void *kernel, const char *kernel_name,
                                                int max_threads, int smem_optin,
                                                unsigned threads, size_t smem_bytes, int *pdl) {
-  *pdl = 0;
-  if (threads > unsigned(max_threads))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "kernel '%s': a block of %u threads is more than its launch bounds "
-                     "(__launch_bounds__(%d)) allow",
-                     kernel_name, threads, max_threads);
-  const call_facts &f = call_now;
-  akx__kernel_attributes a;
-  fill_arg g{smem_optin, f.shared_per_block};
-  AKX_TRY(akx__kernel_attributes_get(kernel, reinterpret_cast<const void *>(intptr_t(f.device)), fill_attributes,
-                                     &g, &a));
-  // The driver counts the kernel's static shared memory and the launch's dynamic part against
-  // one limit: 48 KiB without the opt-in, the attribute with it (max_dynamic holds either).
-  AKX_TRY(akx__check_dynamic_smem(kernel_name, smem_optin, smem_bytes, &a));
-  *pdl = akx__launch_pdl(f.pdl_setting, f.cc_major, a.ptx_version, f.capturing);
+  AKX_TRY(akx__cuda_prepare_launch_with(&cuda_calls, kernel, kernel_name, max_threads, smem_optin, threads,
+                                        smem_bytes, pdl));
   ++api_calls;  // the cudaLaunchKernelEx that follows (kernels/akx/device.cuh)
   return AKX_SUCCESS;
+}
+
+// The run-time unit's NVRTC compile and module load (src/cuda/runtime_kernels.cu) with the
+// context's device current: run on whatever device the thread has current, they could create
+// a primary context there.
+extern "C" akx_status akx__cuda_on_context_device(const akx_context *ctx, akx_status (*fn)(void *), void *arg) {
+  return akx__cuda_on_device(&cuda_calls, ctx->device, fn, arg);
 }
 
 // In the order of akx__backend's members (C++17 has no designated initializers).

@@ -330,10 +330,23 @@ extern "C" akx_status akx__cuda_runtime_findall(const akx_context *ctx, const vo
   return akx::findall_launch_with(p, findall_handles{{static_cast<const cuda_module *>(m)}}, ctx->stream);
 }
 
+// src/cuda/backend_cuda.cu: fn(arg) with the context's device current, the caller's after.
+extern "C" akx_status akx__cuda_on_context_device(const akx_context *ctx, akx_status (*fn)(void *), void *arg);
+
+// The unit is compiled and loaded with the context's device current (route.c asks for it
+// before the launch's own device scope): NVRTC and cudaLibraryLoadData on the thread's current
+// device would create that device's primary context, a device the context never uses.
 extern "C" akx_status akx__cuda_runtime_unit(const akx_context *ctx, const akx__combination *c, void **module) {
-  const cuda_module *m = nullptr;
-  AKX_TRY(module_of(ctx, *c, &m));
-  *module = const_cast<cuda_module *>(m);
+  struct job {
+    const akx_context *ctx;
+    const akx__combination *c;
+    const cuda_module *m;
+  } j{ctx, c, nullptr};
+  AKX_TRY(akx__cuda_on_context_device(ctx, [](void *arg) {
+    auto *jj = static_cast<job *>(arg);
+    return module_of(jj->ctx, *jj->c, &jj->m);
+  }, &j));
+  *module = const_cast<cuda_module *>(j.m);
   return AKX_SUCCESS;
 }
 

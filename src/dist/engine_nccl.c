@@ -72,16 +72,13 @@ akx_status akx_comm_create_nccl(akx_context *ctx, void *nccl_comm, akx_comm **co
   int rank = 0, size = 0;
   ncclResult_t r = ncclCommUserRank(nc, &rank);
   if (r == ncclSuccess) r = ncclCommCount(nc, &size);
-  int comm_device = -1, ctx_device = -1;
+  int comm_device = -1;
   if (r == ncclSuccess) r = ncclCommCuDevice(nc, &comm_device);
   if (r != ncclSuccess)
     return akx__dist_fail(AKX_ERROR_DEVICE, "akx_comm_create_nccl: %s", ncclGetErrorString(r));
-  AKX_DIST_TRY(akx_context_run(ctx, 0, current_device, &ctx_device));
-  akx_context_info_t info;
-  if (akx_context_info(ctx, &info) != AKX_SUCCESS) info.device_name[0] = '\0';
   char why[640];
-  const akx_status s = akx__dist_nccl_device_check(comm_device, ctx_device, info.device_name, why, sizeof why);
-  if (s != AKX_SUCCESS) return akx__dist_fail(s, "akx_comm_create_nccl: %s", why);
+  const akx_status s = akx__dist_nccl_context_check(ctx, comm_device, current_device, why, sizeof why);
+  if (s != AKX_SUCCESS) return why[0] ? akx__dist_fail(s, "akx_comm_create_nccl: %s", why) : s;
   akx_comm *c = NULL;
   AKX_DIST_TRY(akx__dist_comm_new(ctx, &nccl_engine, nc, rank, size, &c));
   /* The calling thread drives this rank: refused when it already holds another of the clique. */

@@ -77,6 +77,13 @@ akx_status akx__dist_partials_exchange(akx_comm *c, const void *send, size_t byt
  * on another device than its communicator is a rank wired to the wrong peer. */
 akx_status akx__dist_nccl_device_check(int comm_device, int ctx_device, const char *ctx_name, char *why,
                                        size_t cap);
+/* akx_comm_create_nccl's check: the context's device, as current_device (cudaGetDevice, run by
+ * akx_context_run: it writes an int at arg) finds it inside the context's akx_context_run,
+ * against comm_device by akx__dist_nccl_device_check. akx_context_run's own failure is
+ * returned with why left empty (its sentence in akx_last_error). */
+akx_status akx__dist_nccl_context_check(akx_context *ctx, int comm_device,
+                                        akx_status (*current_device)(void *, void *, void *), char *why,
+                                        size_t cap);
 
 /* One thread, one rank of a clique (include/akx_dist.h, "Threads"): a thread that drives two
  * ranks of one NCCL clique hangs in its first call. NCCL names no clique, so a rank is known by

@@ -1,6 +1,7 @@
 /* akx_comm_create_nccl's device check and its (thread, clique) table (the contracts are in
- * internal.h). A file of its own, with no NCCL or CUDA in it, so that the decisions are compiled
- * and tested (tests/dist/test_dist_nccl_device.c) in every build of libakx_dist. */
+ * internal.h). A file of its own, with no NCCL or CUDA in it, so that the decisions and the
+ * device check's call site (which device each side is taken from) are compiled and tested
+ * (tests/dist/test_dist_nccl_device.c) in every build of libakx_dist. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -88,4 +89,17 @@ void akx__dist_nccl_release(const void *owner) {
       break;
     }
   pthread_mutex_unlock(&ranks_lock);
+}
+
+akx_status akx__dist_nccl_context_check(akx_context *ctx, int comm_device,
+                                        akx_status (*current_device)(void *, void *, void *), char *why,
+                                        size_t cap) {
+  if (why && cap) why[0] = '\0';
+  int ctx_device = -1;
+  /* The context's device is the one current inside its akx_context_run. */
+  const akx_status s = akx_context_run(ctx, 0, current_device, &ctx_device);
+  if (s != AKX_SUCCESS) return s;
+  akx_context_info_t info;
+  if (akx_context_info(ctx, &info) != AKX_SUCCESS) info.device_name[0] = '\0';
+  return akx__dist_nccl_device_check(comm_device, ctx_device, info.device_name, why, cap);
 }

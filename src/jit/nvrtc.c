@@ -68,6 +68,8 @@ static int api_tried;
 static akx_status api_status;
 static char api_error[1024];
 static nvrtc_api api;
+/* The driver's version as a test told it (akx__nvrtc_driver_version_for_tests), -1: not told. */
+static int driver_version_told = -1;
 
 /* The same flags nvcc gets for the built-in kernels, as C string literals: CMakeLists.txt
  * writes AKX_NVRTC_EXACT_OPTIONS from its AKX_CUDA_EXACT_FLAGS list, so there is one list. */
@@ -316,7 +318,8 @@ static void load(void) {
     found[i].path = cands[i].path;
   }
   char why[768];
-  const int chosen = akx__nvrtc_choose(akx__cuda_driver_version(), found, n, from_env, why, sizeof why);
+  const int driver = driver_version_told >= 0 ? driver_version_told : akx__cuda_driver_version();
+  const int chosen = akx__nvrtc_choose(driver, found, n, from_env, why, sizeof why);
   for (int i = 0; i < n; i++)
     if (i != chosen) dlclose(cands[i].handle);
   if (chosen < 0) {
@@ -352,6 +355,12 @@ void akx__nvrtc_reset_for_tests(void) {
   api_tried = 0;
   api_status = AKX_SUCCESS;
   api_error[0] = '\0';
+  pthread_mutex_unlock(&api_mutex);
+}
+
+void akx__nvrtc_driver_version_for_tests(int version) {
+  pthread_mutex_lock(&api_mutex);
+  driver_version_told = version < 0 ? -1 : version;
   pthread_mutex_unlock(&api_mutex);
 }
 

@@ -133,6 +133,11 @@ void akx__nvrtc_result_free(akx__nvrtc_result *r);
 /* Tests only, with no compile in flight: closes libnvrtc and forgets the outcome of loading
  * it, so that the next call reads $AKX_NVRTC_LIBRARY again. */
 void akx__nvrtc_reset_for_tests(void);
+/* Tests only: the loader's next load takes `version` as the CUDA driver's (what
+ * akx__cuda_driver_version answers: 12040 for 12.4, 0 for no driver); -1 asks the driver again.
+ * So that tests/test_nvrtc_choice.c shows the loader choosing by the driver's version on a
+ * machine with no driver. Not reset by akx__nvrtc_reset_for_tests. */
+void akx__nvrtc_driver_version_for_tests(int version);
 
 #ifdef __cplusplus
 }

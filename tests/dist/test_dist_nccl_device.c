@@ -108,3 +108,34 @@ Test(dist_nccl_device, the_table_claims_per_thread) {
   akx__dist_nccl_release(&dummy_comms[1]);
   akx__dist_nccl_release(&dummy_comms[3]); /* never claimed: nothing */
 }
+
+/* The call site: the context's device is what the device query finds inside the context's
+ * akx_context_run (cudaGetDevice in src/dist/engine_nccl.c; a stand-in here, on a sim context),
+ * compared with the communicator's. */
+static int device_told;
+static int runs;
+static akx_status tell_device(void *stream, void *workspace, void *arg) {
+  (void)stream;
+  (void)workspace;
+  runs++;
+  *(int *)arg = device_told;
+  return AKX_SUCCESS;
+}
+
+Test(dist_nccl_device, the_context_device_is_asked_inside_its_run) {
+  akx_context *ctx = NULL;
+  cr_assert_eq(akx_context_create(&ctx, AKX_BACKEND_SIM, 0), AKX_SUCCESS, "%s", akx_last_error());
+  akx_context_info_t info;
+  cr_assert_eq(akx_context_info(ctx, &info), AKX_SUCCESS);
+  char why[512] = "(unchanged)";
+  device_told = 2;
+  cr_expect_eq(akx__dist_nccl_context_check(ctx, 1, tell_device, why, sizeof why), AKX_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(runs, 1, "the query ran %d times", runs);
+  cr_expect(strstr(why, "nccl_comm is on CUDA device 1") != NULL, "%s", why);
+  cr_expect(strstr(why, "ctx is on CUDA device 2") != NULL, "%s", why);
+  cr_expect(strstr(why, info.device_name) != NULL, "the context's name (%s) not in: %s", info.device_name, why);
+  device_told = 1;
+  cr_expect_eq(akx__dist_nccl_context_check(ctx, 1, tell_device, why, sizeof why), AKX_SUCCESS, "%s", why);
+  cr_expect_eq(why[0], '\0');
+  akx_context_destroy(ctx);
+}
