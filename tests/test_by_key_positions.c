@@ -60,7 +60,8 @@ static akx_sim_kernel_counters by_key_call(int scan, const tsg_offsets *o, const
   int32_t *kd = tfx_upload(ctx, keys, (size_t)n * 4), *vd = tfx_upload(ctx, vals, (size_t)n * 4);
   const akx_array kv = akx_vector(kd, AKX_INT32, n), vv = akx_vector(vd, AKX_INT32, n);
   const int64_t outs = scan ? n : nr;
-  int64_t *got = tfx_xmalloc((size_t)outs * 8), *ko_host = tfx_xmalloc((size_t)(nr > 0 ? nr : 1) * 4);
+  int64_t *got = tfx_xmalloc((size_t)outs * 8);
+  int32_t *ko = tfx_xmalloc((size_t)(nr > 0 ? nr : 1) * 4);
   int64_t *od = tfx_alloc(ctx, (size_t)outs * 8);
   int32_t *kod = scan ? NULL : tfx_alloc(ctx, (size_t)nr * 4);
   const akx_array ov = akx_vector(od, AKX_INT64, outs);
@@ -86,8 +87,7 @@ static akx_sim_kernel_counters by_key_call(int scan, const tsg_offsets *o, const
   memset(&c, 0, sizeof c);
   if (tfx_is_sim(ctx)) c = totals();
   tfx_to_host(ctx, got, od, (size_t)outs * 8);
-  if (!scan) tfx_to_host(ctx, ko_host, kod, (size_t)nr * 4);
-  const int32_t *ko = (const int32_t *)ko_host;
+  if (!scan) tfx_to_host(ctx, ko, kod, (size_t)nr * 4);
   for (int64_t r = 0; r < nr; ++r) {
     int64_t sum = 0;
     for (int64_t i = o->off[r]; i < o->off[r + 1]; ++i) {
@@ -104,7 +104,7 @@ static akx_sim_kernel_counters by_key_call(int scan, const tsg_offsets *o, const
     }
   }
   free(got);
-  free(ko_host);
+  free(ko);
   tfx_free(ctx, kd);
   tfx_free(ctx, vd);
   tfx_free(ctx, od);
