@@ -14,7 +14,9 @@
 //      Keys: the tile's keys staged (striped, coalesced), a head where a key differs from the
 //      one before it;
 //   2. (user ops: their map sees the position within the segment) each element's segment
-//      start, from the heads and a block max-scan;
+//      start, from the heads and a block max-scan; keys: the start of the run holding the
+//      tile's first element from a max-scan look-back over the tiles' last heads
+//      (positions_status);
 //   3. striped loads of the values, mapped and converted, into the tile's runs;
 //   4. run folds, block scan, look-back, rescan (kernels/akx/scan_tile.cuh's steps) over
 //      (value, head count) pairs: keyed_scan below;
@@ -368,6 +370,18 @@ AKX_DEVICE void split_finish(const akx__segmented_plan &p, int64_t s, int64_t t1
   if (lane == 0) finish_store_at<Op>(all, p.finish, out);
 }
 
+// The by-key user ops' positions look-back (step 2 of segment_tile_body): a max-scan of each
+// tile's last head over the same radix-32 tree as the values' (kernels/akx/lookback.cuh), with
+// flags and nodes of its own: its flags the `tiles` words after the values' (the workspace's
+// tags, each 0 or the epoch of the call that published it, so that a later call never takes a
+// stale one; src/segmented/segmented.c sizes 2 x tiles flags and resets them all), its nodes
+// (8 bytes a tile) after the values' nodes in the call's scratch. The host's node size is at
+// least sizeof(keyed_value<Acc>), a multiple of 8, so they lie inside its scratch, aligned.
+template <class T>
+AKX_DEVICE lookback_status<long long> positions_status(const lookback_status<T> &values, int64_t tiles) {
+  return lookback_status<long long>{values.head, values.flags + tiles, reinterpret_cast<long long *>(values.nodes + tiles)};
+}
+
 template <class Src, class Dst, class Acc, class Op, bool ByKeys>
 AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   using S = keyed_scan<Op, Acc>;
@@ -497,28 +511,23 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
 
   // ---- 2. user ops: each element's segment start (its map's position is i - start) ---------
   if constexpr (user) {
+    const long long last_head = heads ? base + r0 + segment_high_bit(heads) : -1;
+    long long tile_last;  // the tile's last head (-1: none)
+    const long long before = block_scan_exclusive<MaxScan>(last_head, max_scratch, &tile_last);
     if constexpr (ByKeys) {
-      // The run holding the tile's first element began at the last head at or before it:
-      // found by walking back through the keys, a block's width at a time.
-      if (tid == 0) consts.st(c_begin, base);
-      __syncthreads();
-      if (!(run_heads.ld(0) & 1u) && valid > 0) {
-        long long found = -1;
-        for (int64_t hi = base - 1; found < 0 && hi >= 0; hi -= bd) {
-          const int64_t j = hi - tid;
-          const long long cand = j >= 0 && (j == 0 || segment_key(p, j) != segment_key(p, j - 1)) ? j : -1;
-          long long most;
-          (void)block_scan_exclusive<MaxScan>(cand, max_scratch, &most);
-          __syncthreads();
-          found = most;
-        }
-        if (tid == 0) consts.st(c_begin, found < 0 ? 0 : found);
+      // The run holding the tile's first element began at the last head before the tile: the
+      // exclusive max-scan of the tiles' last heads, through a look-back of its own (every tile
+      // knows its last head from its keys alone, before any value is loaded), so that a tile
+      // learns it in as many dependent steps as the tile count has base-32 digits, where a walk
+      // back through the keys read every key of the run before the tile (quadratic in a run's
+      // length: docs/segmented.md, "Positions").
+      if (tid < 32) {
+        const lookback_status<long long> pst = positions_status(st, p.tiles);
+        const long long prefix = lookback<MaxScan>(pst, p.tiles, t, tile_last, p.epoch);
+        if (tid == 0) consts.st(c_begin, prefix < 0 ? 0 : prefix);  // tile 0: its element 0 is a head
       }
       __syncthreads();
     }
-    const long long last_head = heads ? base + r0 + segment_high_bit(heads) : -1;
-    long long ignored;
-    long long before = block_scan_exclusive<MaxScan>(last_head, max_scratch, &ignored);
     const long long begin = consts.ld(c_begin);
     run_start.st(tid, before > begin ? before : begin);
     __syncthreads();

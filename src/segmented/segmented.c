@@ -157,6 +157,13 @@ static akx_status size_tiles(const akx_context *ctx, int32_t block_size, int32_t
     *need = split;
   } else {
     *need = akx__lookback_need(p->tiles, node);
+    if (user && p->by_keys) {
+      /* The positions' look-back (kernels/akx/segment_tile.cuh, positions_status): a second
+       * flag per tile after the values' (tags: epoch-tagged, reset with them) and an int64
+       * node per tile after the values' nodes. */
+      need->tags.flags += p->tiles;
+      need->scratch += (size_t)p->tiles * 8;
+    }
   }
   return AKX_SUCCESS;
 }
