@@ -20,12 +20,14 @@ extern "C" size_t akx__segment_node_size(size_t acc_size, size_t acc_align) {
 
 // Every AKX_SHARED array of segment_tile_body in its order, each 16-byte aligned: the block
 // scan's nodes, the ticket, each run's heads, the tile's constants, a segmented reduction's
-// split jobs (3 x 2 words), and for user ops the segment starts and the max-scan's scratch (one
-// word each otherwise). tests/test_segment_shared.c compares the sum with the sim's layout.
-extern "C" int64_t akx__segment_static_shared(size_t node_size, int user) {
+// split jobs (3 x 2 words), for user ops the segment starts (one word otherwise), and for user
+// ops and a segmented reduction's splits the max-scan's scratch (one word otherwise).
+// tests/test_segment_shared.c compares the sum with the sim's layout.
+extern "C" int64_t akx__segment_static_shared(size_t node_size, int user, int split) {
   int64_t statics = align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + align16(8) +
                     align16(AKX_MAX_BLOCK_SCAN * 4) + align16(8 * 8) + align16(6 * 8);
-  statics += user ? align16(AKX_MAX_BLOCK_SCAN * 8) + align16(akx::block_scan_scratch * 8) : 32;
+  statics += user ? align16(AKX_MAX_BLOCK_SCAN * 8) : 16;
+  statics += user || split ? align16(akx::block_scan_scratch * 8) : 16;
   return statics;
 }
 
@@ -50,7 +52,7 @@ extern "C" akx_status akx__segment_shared(const akx_context *ctx, size_t acc_siz
       at += align16(tile * 2);
     }
   }
-  const int64_t statics = akx__segment_static_shared(node_size, user);
+  const int64_t statics = akx__segment_static_shared(node_size, user, reduce && !p->by_keys);
   if (at + statics > ctx->info.shared_per_block)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size %d x opts->items_per_thread %d of %zu-byte partials needs %" PRId64

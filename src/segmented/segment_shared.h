@@ -14,8 +14,9 @@ extern "C" {
 /* The node of the tile's block scan (keyed_value<Acc>: the accumulator, rounded to 8 bytes, and
  * an 8-byte flag, aligned as the accumulator or 8). */
 size_t akx__segment_node_size(size_t acc_size, size_t acc_align);
-/* The kernel's static shared memory (its AKX_SHARED arrays) for node_size-byte nodes. */
-int64_t akx__segment_static_shared(size_t node_size, int user);
+/* The kernel's static shared memory (its AKX_SHARED arrays) for node_size-byte nodes, user ops
+ * or not, a segmented reduction's kernel (split: its arrivals' block max) or another. */
+int64_t akx__segment_static_shared(size_t node_size, int user, int split);
 akx_status akx__segment_shared(const akx_context *ctx, size_t acc_size, size_t node_size, int reduce, int user,
                                akx__segmented_plan *p);
 #ifdef __cplusplus
