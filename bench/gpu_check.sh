@@ -13,6 +13,14 @@
 #                  stage pdl-arch80 waits for it within its own       ~40-90 s of CPU
 #   sim-vs-gpu     test_sim_matches_gpu: the same calls on the GPU and on a sim context of its
 #                  profile, compared byte for byte                     ~5-15 s      limit 25 s
+#   shared-state   the workspace shared by every family, on the GPU: test_workspace_invariants
+#                  (a split segmented reduction, then a scan, a segmented scan, reduce_by_key
+#                  on one context), test_mix's sequences of every family on one context against
+#                  the host's exact values (what a fresh context gives), and reduce_by_key /
+#                  scan_by_key with a user op over one run of 2^22 keys (test_by_key_positions,
+#                  AKX_TEST_ONE_RUN_LOG2=22: linear, where the walk it replaced took seconds);
+#                  the one 2^24 segment beside uniform ones and CUB is the bench stage's
+#                  segmented suite ("segment sum one")                 ~5-15 s      limit 20 s
 #   ctest          every other test on the CUDA backend, 4 at a time (2 workers each),
 #                  libakx_dist over NCCL on one rank; not the random-schedule copies (the sim's
 #                  shuffles: on CUDA the same tests again) nor the probes (their own stages)
@@ -36,7 +44,7 @@
 #                  summary then says how many ran): not the ctest stage's exclusions, the sim's
 #                  own files, the run-time compilers' nor the checks that launch nothing
 #                  (RUNTIME_SUITE_EXCLUDE below)
-#                                                                      ~60-120 s    limit 65 s
+#                                                                      ~60-120 s    limit 45 s
 #   pdl-arch80     waits for the background build, then the PDL probe against the compute_80
 #                  library: its kernels have no griddepcontrol.wait, so libakx must launch them
 #                  without programmatic serialization (else they read the producer's output
@@ -94,7 +102,8 @@ set -euo pipefail
 : "${AKX_GPU_CAPTURE_TIMEOUT:=20}"
 : "${AKX_GPU_LEGACY_TIMEOUT:=10}"
 : "${AKX_GPU_TWO_THREADS_TIMEOUT:=15}"
-: "${AKX_GPU_RUNTIME_SUITE_TIMEOUT:=65}"
+: "${AKX_GPU_RUNTIME_SUITE_TIMEOUT:=45}"
+: "${AKX_GPU_SHARED_STATE_TIMEOUT:=20}"
 : "${AKX_GPU_PDL_ARCH80_TIMEOUT:=25}"
 : "${AKX_GPU_BENCH_TIMEOUT:=60}"
 : "${AKX_GPU_NO_PDL_TIMEOUT:=15}"
@@ -109,6 +118,7 @@ set -euo pipefail
 STAGES=(
   "build $AKX_GPU_BUILD_TIMEOUT"
   "sim-vs-gpu $AKX_GPU_MATCH_TIMEOUT"
+  "shared-state $AKX_GPU_SHARED_STATE_TIMEOUT"
   "ctest $AKX_GPU_TEST_TIMEOUT"
   "pdl-sm90 $AKX_GPU_PDL_SM90_TIMEOUT"
   "capture $AKX_GPU_CAPTURE_TIMEOUT"
@@ -128,7 +138,7 @@ TOTAL_LIMIT=580
 # command line on the sim, CI's; the bench stage runs it on the GPU), the random-schedule copies
 # (AKX_SIM_SCHEDULE shuffles the sim's fibers: on CUDA they repeat the same tests) and the probes
 # (their own stages).
-CTEST_EXCLUDE='^(test_sim_matches_gpu|test_bench_cli)$|_random_schedule$|^cuda_probe_'
+CTEST_EXCLUDE='^(test_sim_matches_gpu|test_bench_cli|test_workspace_invariants|test_mix)$|_random_schedule$|^cuda_probe_'
 # Not in the runtime suite, besides those: the files that test the sim itself (test_sim_*,
 # test_capture, the counters', the look-back's and akx.cuh's on the sim: with
 # AKX_KERNELS=runtime their sim contexts would compile every unit with the host compiler), the
@@ -341,6 +351,20 @@ if [ "$tests" = ON ]; then
   fi
 else
   skip sim-vs-gpu "no Criterion"
+fi
+
+# ---- the workspace every family shares ------------------------------------------------------------
+# The calls that corrupted each other through the workspace's tags on the sim (a split segmented
+# reduction's tickets read as a scan's epoch), their random mixes, and a by-key user op over one
+# long run, on the GPU (their own stage: the ctest stage may run out of time first).
+if [ "$tests" = ON ]; then
+  # shellcheck disable=SC2016 # $0 belongs to the inner shell
+  step shared-state shared-state.log env AKX_BACKEND=cuda AKX_TEST_ONE_RUN_LOG2=22 bash -c \
+    'cd "$0" && ./test_workspace_invariants --jobs 2 && ./test_mix --jobs 4 &&
+     ./test_by_key_positions --jobs 1 --filter "by_key_positions/one_long_run_user_sum_values_on_any_backend"' \
+    "$build/tests"
+else
+  skip shared-state "no Criterion"
 fi
 
 # ---- the rest of the test suite on the CUDA backend ---------------------------------------------

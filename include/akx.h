@@ -11,10 +11,13 @@
  *
  * Stream capture (CUDA graphs): the asynchronous calls (akx_mapreduce with AKX_DEVICE,
  * akx_reduce_dims, akx_scan; akx_context_run of include/akx_layer.h) may be captured with
- * cudaStreamBeginCapture on the context's stream once the workspace is large enough: a
+ * cudaStreamBeginCapture on the context's stream once the workspace is large enough (a
  * caller-owned one sized with the *_workspace_size queries, or the cached one grown by a call
- * of the same shapes before the capture. What a capture cannot hold is refused with
- * AKX_ERROR_UNSUPPORTED before anything is enqueued, the context left as it was: growing the
+ * of the same shapes before the capture) and the call's kernels were launched once on the
+ * device before it (their first launch sets their attributes: a driver call a capture cannot
+ * hold; run the same call once outside the capture). What a capture cannot hold is refused with
+ * AKX_ERROR_UNSUPPORTED, the context left as it was (a first launch inside the capture may come
+ * after the call's earlier kernels were enqueued: end the capture then): growing the
  * cached workspace (it allocates, synchronizes and frees), a host result (akx_mapreduce with
  * AKX_HOST, akx_findall's count, akx::reduce), akx_synchronize, akx_memcpy,
  * akx_context_set_stream and akx_context_set_workspace. Every replay of a graph writes the

@@ -159,6 +159,25 @@ Test(by_key_positions, one_long_run_user_sum_is_linear_and_near_the_builtin_add)
   tsg_free(&o);
 }
 
+/* One run of 2^k keys with the user op's sum, values checked, on any backend: k from
+ * AKX_TEST_ONE_RUN_LOG2 (bench/gpu_check.sh's shared-state stage runs 22 on the GPU, where the
+ * walk this replaced took seconds), 16 by default. */
+Test(by_key_positions, one_long_run_user_sum_values_on_any_backend, .timeout = 280) {
+  const char *e = getenv("AKX_TEST_ONE_RUN_LOG2");
+  const int k = e ? atoi(e) : 16;
+  cr_assert(k >= 1 && k <= 28, "AKX_TEST_ONE_RUN_LOG2=%s: 1..28", e);
+  const int64_t n = (int64_t)1 << k;
+  tsg_offsets o = tsg_uniform(1, n);
+  int32_t *keys = keys_of(&o, 7), *vals = values(n, 9);
+  const akx_user_op_desc d = {SUM_SRC, "int64_t", "s_add", "s_zero", "s_map", NULL};
+  const akx_op user = tfx_user_op(ctx, &d);
+  (void)by_key_call(0, &o, keys, vals, user, 0, 0, 0, "reduce_by_key, one run, the user op's sum");
+  (void)by_key_call(1, &o, keys, vals, user, 0, 0, 0, "scan_by_key, one run, the user op's sum");
+  free(keys);
+  free(vals);
+  tsg_free(&o);
+}
+
 /* ---- values ------------------------------------------------------------------------------------- */
 
 /* Runs that span many tiles: one of 40000 keys (1250 tiles of 32: a level-2 node of the
