@@ -1,6 +1,6 @@
 /* akx_segmented_reduce's split tickets, counted by the sim (include/akx_sim.h's atomics): one
  * atomicAdd per arrival of a tile at a split segment (kernels/akx/segment_tile.cuh,
- * split_arrive), whatever the schedule, where the compare-and-swap loop before it retried a
+ * split_arrive), whatever the schedule, one dependent step, where the compare-and-swap loop before it retried a
  * contended ticket; and one segment over every element (each tile's arrival on one ticket, the
  * longest same-address chain there is) within 1.25x of the model's device copy of its bytes. */
 #include <criterion/criterion.h>
@@ -95,6 +95,11 @@ Test(segmented_counters, one_atomic_per_arrival_under_every_schedule, .timeout =
     cr_expect_eq(got.atomics, (uint64_t)a, "%s: %llu atomics for %lld arrivals: one each", schedules[k],
                  (unsigned long long)got.atomics, (long long)a);
     cr_expect_leq(got.atomics, 2 * (uint64_t)a, "%s: more than 2 atomics an arrival", schedules[k]);
+    /* A tile arrives at all its splits before it acquires any, each arrival from its own
+     * thread: no release carries another split's wait (one thread's two arrivals made a
+     * chain of 14 steps for 2^20 power-law segments). */
+    cr_expect_eq(got.dependent_steps, 1u, "%s: %llu dependent steps", schedules[k],
+                 (unsigned long long)got.dependent_steps);
     cr_expect_eq(got.atomic_chain, (uint64_t)longest, "%s: the chain on one ticket is its segment's tiles",
                  schedules[k]);
     tfx_close(c);

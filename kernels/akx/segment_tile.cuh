@@ -665,12 +665,15 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
       (void)block_scan_exclusive<MaxScan>(trail == none ? -none : -trail, max_scratch, &most);
       trail = -most;
     }
+    // Two threads (of two warps where the block has them): one thread's second fence would
+    // come after its first ticket, an acquire that chains the splits (docs/segmented.md).
+    const int32_t trail_tid = bd > 32 ? 32 : 1;
     if (tid == 0 && lead != none) {  // its piece: from the tile's start to the segment's end
       int64_t q = segment_bound(p, lead + 1) - base;
       q = (q < valid ? q : valid) - 1;
       split_arrive<Op, Acc>(p, lead, t, E, tile.ld(layout.pos(q / ipt, (int32_t)(q % ipt))).v, false, jobs, 0);
     }
-    if (tid == 0 && trail != none)  // its piece: from the segment's begin to the tile's end
+    if (tid == trail_tid && trail != none)  // its piece: from the segment's begin to the tile's end
       split_arrive<Op, Acc>(p, trail, t, E, tile.ld(layout.pos((valid - 1) / ipt, (int32_t)((valid - 1) % ipt))).v,
                             true, jobs, 1);
     // The splits whose last piece this tile brought: folded by warp 0 in the documented order,
