@@ -64,14 +64,5 @@ void record_counts(record *r, const sim_counts *c) {
  * what the model charges a kernel that only streams these bytes: the sim's counterpart of the
  * copy column on CUDA. */
 double model_copy_us(double bytes) {
-  const akx__device_profile *p = akx__profile_by_name(dev.sim_profile);
-  if (!p || bytes <= 0) return NAN;
-  uint64_t sectors = (uint64_t)ceil(bytes / akx__sim_sector_bytes);
-  uint64_t load_sectors = (sectors + 1) / 2, requests = (sectors + 15) / 16;
-  uint64_t blocks = (uint64_t)ceil(bytes / 2 / (256.0 * 16 * 4));
-  akx__sim_launch_stats s = {.blocks = blocks ? blocks : 1, .threads_per_block = 256,
-                             .registers_per_thread = 32, .loads_in_flight = 4,
-                             .global_sectors = sectors, .global_requests = requests,
-                             .load_sectors = load_sectors, .load_requests = (requests + 1) / 2};
-  return akx__sim_model_us(p, &s);
+  return akx__sim_model_copy_us(akx__profile_by_name(dev.sim_profile), bytes);
 }

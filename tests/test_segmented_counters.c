@@ -108,19 +108,12 @@ Test(segmented_counters, one_atomic_per_arrival_under_every_schedule, .timeout =
   free(off);
 }
 
-/* The model's copy of `bytes` (half read, half written) on the context's profile, as
- * bench/counters.c's model_copy_us launches it: 16-byte loads, 4 in flight a thread. */
+/* The model's copy of `bytes` (half read, half written) on the context's profile. */
 static double model_copy_us(double bytes) {
   const char *name = getenv("AKX_SIM_DEVICE");
   const akx__device_profile *p = akx__profile_by_name(name ? name : "h200");
   cr_assert_not_null(p);
-  const uint64_t sectors = (uint64_t)ceil(bytes / akx__sim_sector_bytes);
-  const uint64_t requests = (sectors + 15) / 16;
-  const uint64_t blocks = (uint64_t)ceil(bytes / 2 / (256.0 * 16 * 4));
-  akx__sim_launch_stats s = {.blocks = blocks ? blocks : 1, .threads_per_block = 256, .registers_per_thread = 32,
-                             .loads_in_flight = 4, .global_sectors = sectors, .global_requests = requests,
-                             .load_sectors = (sectors + 1) / 2, .load_requests = (requests + 1) / 2};
-  return akx__sim_model_us(p, &s);
+  return akx__sim_model_copy_us(p, bytes);
 }
 
 Test(segmented_counters, one_segment_of_every_element_near_the_copy, .timeout = 300) {

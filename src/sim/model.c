@@ -113,6 +113,7 @@
  *                                                       or an estimate, declared beside it)
  */
 #include "sim/model.h"
+#include <math.h>
 
 static const struct {
   double sector_bytes;
@@ -193,4 +194,15 @@ double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_sta
   double latency_us = (double)s->dependent_steps * p->dram_latency_ns * 1e-3;
   const double overlap = s->pdl ? akx__min(p->pdl_overlap_us, p->launch_us) : 0.0;
   return p->launch_us - overlap + latency_us + busy_us;
+}
+
+double akx__sim_model_copy_us(const akx__device_profile *p, double bytes) {
+  if (!p || bytes <= 0) return NAN;
+  const uint64_t sectors = (uint64_t)ceil(bytes / akx__sim_sector_bytes);
+  const uint64_t requests = (sectors + 15) / 16;
+  const uint64_t blocks = (uint64_t)ceil(bytes / 2 / (256.0 * 16 * 4));
+  akx__sim_launch_stats s = {.blocks = blocks ? blocks : 1, .threads_per_block = 256, .registers_per_thread = 32,
+                             .loads_in_flight = 4, .global_sectors = sectors, .global_requests = requests,
+                             .load_sectors = (sectors + 1) / 2, .load_requests = (requests + 1) / 2};
+  return akx__sim_model_us(p, &s);
 }

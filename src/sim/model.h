@@ -41,6 +41,12 @@ uint32_t akx__sim_resident_blocks_per_sm(const akx__device_profile *p,
 
 /* The model's time of one launch, microseconds. */
 double akx__sim_model_us(const akx__device_profile *p, const akx__sim_launch_stats *s);
+/* The model's time of a device-to-device copy reading and writing `bytes` in all (half each
+ * way), as a copy kernel would launch on p: 16-byte loads (512 bytes per warp request), 4 in
+ * flight per thread, enough 256-thread blocks to fill the device. What the model charges a
+ * kernel that only streams these bytes (akx-bench's copy column on the sim, the tests' copy
+ * bounds). NAN for no bytes. */
+double akx__sim_model_copy_us(const akx__device_profile *p, double bytes);
 
 #ifdef __cplusplus
 }
