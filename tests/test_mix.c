@@ -833,15 +833,17 @@ static void caller_sequences(uint64_t base, int count, int sum_all) {
 
 /* A long-lived context's epochs are far from any count a tag may hold; a fresh one's are not:
  * both kinds of sequence. */
-Test(mix, sequences_on_one_context_0, .timeout = 300) { sequences(1000, 30, 0, 0); }
-Test(mix, sequences_on_one_context_1, .timeout = 300) { sequences(2000, 30, 0, 0); }
-Test(mix, sequences_each_on_a_fresh_context_0, .timeout = 300) { sequences(3000, 45, 1, 0); }
-Test(mix, sequences_each_on_a_fresh_context_1, .timeout = 300) { sequences(4000, 45, 1, 0); }
-Test(mix, sequences_each_on_a_fresh_context_2, .timeout = 300) { sequences(5000, 45, 1, 0); }
-Test(mix, sequences_on_a_caller_buffer_for_every_family, .timeout = 300) { caller_sequences(6000, 20, 1); }
-Test(mix, sequences_on_a_caller_buffer_too_small_for_two_families, .timeout = 300) { caller_sequences(7000, 20, 0); }
+/* 155 sequences in the README's suite (about 35 s of its 2 cores), four times as many in the
+ * schedule label's copy. */
+Test(mix, sequences_on_one_context_0, .timeout = 300) { sequences(1000, 20, 0, 0); }
+Test(mix, sequences_on_one_context_1, .timeout = 300) { sequences(2000, 20, 0, 0); }
+Test(mix, sequences_each_on_a_fresh_context_0, .timeout = 300) { sequences(3000, 25, 1, 0); }
+Test(mix, sequences_each_on_a_fresh_context_1, .timeout = 300) { sequences(4000, 25, 1, 0); }
+Test(mix, sequences_each_on_a_fresh_context_2, .timeout = 300) { sequences(5000, 25, 1, 0); }
+Test(mix, sequences_on_a_caller_buffer_for_every_family, .timeout = 300) { caller_sequences(6000, 15, 1); }
+Test(mix, sequences_on_a_caller_buffer_too_small_for_two_families, .timeout = 300) { caller_sequences(7000, 15, 0); }
 /* The control: the first sequences' calls, each on a context of its own. */
-Test(mix, control_each_call_on_a_fresh_context, .timeout = 300) { sequences(1000, 20, 0, 1); }
+Test(mix, control_each_call_on_a_fresh_context, .timeout = 300) { sequences(1000, 10, 0, 1); }
 
 Test(mix, replay, .timeout = 300) {
   const char *s = getenv("AKX_TEST_MIX_SEED");
