@@ -39,6 +39,11 @@ struct akx__ws_watch_state {
 
 static int watching(const akx_context *ctx) { return ctx->be->kind == AKX_BACKEND_SIM; }
 
+/* Field by field: the struct's padding is not part of a layout. */
+static int same_layout(akx__ws_layout a, akx__ws_layout b) {
+  return a.header == b.header && a.flags == b.flags && a.tickets == b.tickets && a.splits == b.splits;
+}
+
 static uint64_t fnv(const unsigned char *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
@@ -96,7 +101,7 @@ void akx__ws_watch(akx_context *ctx, const akx__ws_need *need) {
   /* A second take of the same call keeps the first snapshot unless the buffer or its layout
    * changed under it (grown, widened): then what the first part of the call wrote is gone. */
   if (w && (w->ptr != ctx->ws.ptr || w->bytes != ctx->ws.bytes ||
-            memcmp(&w->layout, &ctx->ws.layout, sizeof w->layout) != 0)) {
+            !same_layout(w->layout, ctx->ws.layout))) {
     const unsigned keep = w->owned;
     release(w);
     w = ctx->ws.watch = snapshot(ctx);
@@ -167,7 +172,7 @@ static akx_status check(const akx_context *ctx, const struct akx__ws_watch_state
       }
     }
   /* 2. nothing the call does not own changed (only where the snapshot is of this buffer) */
-  if (!w || w->ptr != ctx->ws.ptr || w->bytes != ctx->ws.bytes || memcmp(&w->layout, &L, sizeof L) != 0)
+  if (!w || w->ptr != ctx->ws.ptr || w->bytes != ctx->ws.bytes || !same_layout(w->layout, L))
     return AKX_SUCCESS;
   static const struct {
     unsigned bit;
