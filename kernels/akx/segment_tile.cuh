@@ -388,6 +388,10 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   using T = typename S::T;
   constexpr bool reduce = is_same<Dst, void>::value;
   constexpr bool user = is_user_op<Op>::value;
+  // A segmented reduction waits on no other tile (its split segments are finished by the
+  // last of their tiles): its tiles go by blockIdx. The others take theirs in ticket order,
+  // for the look-back.
+  constexpr bool split = reduce && !ByKeys;
   constexpr int32_t max_runs = AKX_MAX_BLOCK_SCAN;
   AKX_SHARED_DYNAMIC(wide<Acc>, tile);  // the runs (kernels/akx/scan_layout.cuh)
   AKX_SHARED(T, scratch, block_scan_scratch + 1);
@@ -396,16 +400,14 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
   AKX_SHARED(long long, consts, 8);
   AKX_SHARED(long long, jobs, 6);  // segmented reductions: (s, t1, t2) of the splits this tile finishes
   AKX_SHARED(long long, run_start, user ? max_runs : 1);  // user ops: the segment start before each run
-  AKX_SHARED(long long, max_scratch, user || (reduce && !ByKeys) ? block_scan_scratch : 1);
+  // the user ops' max-scans, a segmented reduction's min-scans of its arrivals
+  AKX_SHARED(long long, max_scratch, user || split ? block_scan_scratch : 1);
   enum { c_lo, c_hi, c_first, c_last, c_begin, c_pred, c_next, c_ends };
   using MaxScan = plain_scan<op_max, long long>;
+  using MinScan = plain_scan<op_min, long long>;
 
   const int32_t tid = (int32_t)threadIdx.x, bd = (int32_t)blockDim.x, ipt = p.items_per_thread;
   const scan_layout layout = scan_layout::make(p.layout, ipt, (int32_t)sizeof(Acc));
-  // A segmented reduction waits on no other tile (its split segments are finished by the
-  // last of their tiles): its tiles go by blockIdx. The others take theirs in ticket order,
-  // for the look-back.
-  constexpr bool split = reduce && !ByKeys;
   const lookback_status<T> st = lookback_status<T>::at(p.status, p.nodes_at);
   uint64_t t = blockIdx.x;
   if constexpr (!split)
@@ -618,7 +620,7 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
     const int64_t s_lo = consts.ld(c_lo), s_hi = consts.ld(c_hi), cap = p.window_cap - 1;
     akx__finish empty_finish = p.finish;
     empty_finish.empty = 1;
-    constexpr long long none = 0x7fffffffffffffffll;
+    const long long none = MinScan::identity();
     long long lead = none, trail = none;  // the lowest split crossing the tile's start, its end
     for (int64_t s0 = s_lo; s0 <= s_hi; s0 += cap) {
       const int64_t cnt = s_hi - s0 + 1 < cap ? s_hi - s0 + 1 : cap;
@@ -654,17 +656,12 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
         }
       }
     }
-    // The tile's arrivals, one a kind (split_arrive): the lowest segments, from a block max of
-    // their negations (the scratch of the user ops' max-scan).
-    {
-      long long most;
-      __syncthreads();
-      (void)block_scan_exclusive<MaxScan>(lead == none ? -none : -lead, max_scratch, &most);
-      __syncthreads();
-      lead = -most;
-      (void)block_scan_exclusive<MaxScan>(trail == none ? -none : -trail, max_scratch, &most);
-      trail = -most;
-    }
+    // The tile's arrivals, one a kind (split_arrive): the lowest segments, the aggregates of
+    // two block min-scans (every thread holds them).
+    __syncthreads();
+    (void)block_scan_exclusive<MinScan>(lead, max_scratch, &lead);
+    __syncthreads();
+    (void)block_scan_exclusive<MinScan>(trail, max_scratch, &trail);
     // Two threads (of two warps where the block has them): one thread's second fence would
     // come after its first ticket, an acquire that chains the splits (docs/segmented.md).
     const int32_t trail_tid = bd > 32 ? 32 : 1;
