@@ -22,6 +22,7 @@ static const char *const env_help =
     "  AKX_SIM_REPORT          0 (default) or 1: per-kernel counters on stderr at the end\n"
     "  AKX_KERNELS             prebuilt (default) or runtime: compile every kernel at run time\n"
     "  AKX_SIM_CXX             the host compiler for the sim's run-time kernels\n"
+    "  AKX_SIM_TEST_KERNELS    the tests' kernel plugin the sim loads on demand (tests only)\n"
     "  AKX_CACHE_DIR           the compiled-kernel cache, or off (default $XDG_CACHE_HOME/akx,\n"
     "                          else $HOME/.cache/akx); AKX_CACHE_VERBOSE=1 says why one is unused\n"
     "  AKX_CACHE_LOCK_WAIT_MS  how long to wait for another process compiling the same kernel\n"

@@ -3,26 +3,28 @@
 memory per kernel instance, read from the built device code with
 `cuobjdump --dump-resource-usage` (the CUDA toolkit's, or PyPI's nvidia-cuda-cuobjdump).
 
-  kernel_resources.py check TABLE BINARY...   the kernel_resources ctest: fails (exit 1) on any
-                                              device function with local memory or a stack
-                                              frame (a spill, or a local array), and when TABLE
-                                              disagrees with the sm_90 code built
-  kernel_resources.py write TABLE BINARY...   regenerates TABLE (src/sim/kernel_resources.inc)
-  kernel_resources.py merge TABLE BINARY...   writes the built kernels' rows over TABLE's and
-                                              keeps the others (a build that prebuilds fewer
-                                              kernels than the sim; the kept rows may be stale)
-  kernel_resources.py occupancy TABLE [OLD]   registers, shared memory and resident blocks per
-                                              SM on the H200 at the default block size, beside
-                                              an older table's (bench/RESULTS.md)
+  kernel_resources.py check BINARY...     the kernel_resources ctest: fails (exit 1) on any
+                                          device function with local memory or a stack frame
+                                          (a spill, or a local array), on any sm_90 instance
+                                          that uses more registers than its kernel declares
+                                          (kernel_info.registers, its class), and on a built
+                                          kernel that declares none
+  kernel_resources.py classes BINARY...   per kernel: the declared class, the instances built,
+                                          their registers and static shared memory, and the
+                                          blocks of 256 threads resident per H200 SM at the
+                                          class (bench/RESULTS.md, "Declared registers")
 
-BINARY: libakx.so or the kernel objects of a CUDA build. The tool: $AKX_CUOBJDUMP, else
+BINARY: libakx.so or the kernel objects of a CUDA build (the all-kernels preset,
+AKX_CUDA_PREBUILT_ALL, builds every kernel the tests run). The tool: $AKX_CUOBJDUMP, else
 cuobjdump on PATH, in the toolkit next to nvcc, or in a pip-installed nvidia-cuda-cuobjdump
 (found on sys.path and under /opt/akx-tools, where .ci/run puts it). Demangling: c++filt.
 
-TABLE is what the sim's occupancy model reads (src/sim/kernel_resources.cpp), so that a
-sim-only build sees the registers and shared memory the GPU will have. Its figures are sm_90's
-from the CUDA release named in its header; a build by another release may differ, which is
-reported (and not a failure: the table is one release's).
+The classes are what the sim's occupancy model takes (kernels/akx/device.cuh, kernel_info), so
+that a sim-only build sees the registers the GPU will have at most; they are read here from the
+kernels' declarations, `constexpr kernel_info NAME{"name", threads, registers, ...}` in
+kernels/akx/*.cuh, under the kernel's key (the declaration's function field where it has one,
+else its name: the family list's K rows, src/core/families.h). A kernel declared under several
+names is held to the smallest class among them.
 
 No stack: every kernel and every out-of-line device function must have a stack frame of 0
 bytes. A frame is spill space or a local array (a value whose address is taken); the calls the
@@ -55,27 +57,8 @@ DTYPES = {
 }
 OPS = {"akx::op_" + o: "AKX_OP_" + o.upper() for o in ("add", "mul", "min", "max", "and", "or", "xor")}
 NONE = "-1"
-# The enums' values (include/akx.h), for the order kernels/akx/kernel_resources.cuh searches in.
-ORDER = {"-1": -1}
-ORDER.update({d: i for i, d in enumerate(
-    ["AKX_BOOL", "AKX_INT8", "AKX_UINT8", "AKX_INT16", "AKX_UINT16", "AKX_INT32", "AKX_UINT32",
-     "AKX_INT64", "AKX_UINT64", "AKX_FLOAT16", "AKX_BFLOAT16", "AKX_FLOAT32", "AKX_FLOAT64",
-     "AKX_COMPLEX64", "AKX_COMPLEX128"])})
-ORDER.update({o: i for i, o in enumerate(
-    ["AKX_OP_ADD", "AKX_OP_MUL", "AKX_OP_MIN", "AKX_OP_MAX", "AKX_OP_AND", "AKX_OP_OR", "AKX_OP_XOR"])})
-
-
-def sort_key(k):
-    """(function, src, dst, acc, op) as kernels/akx/kernel_resources.cuh's binary search orders
-    them: the function by its bytes (strcmp), the rest by their enum values."""
-    return (k[0].encode(),) + tuple(ORDER[x] for x in k[1:])
-
-# The table holds every kernel the sim prebuilds (kernels/akx/dtypes.cuh, the prebuilt sets): a
-# CUDA build with AKX_CUDA_PREBUILT_ALL (the all-kernels preset) compiles them all for sm_90. The
-# default build prebuilds fewer (the AUTO accumulators) and is checked against the rows it has.
-REGENERATE = ("cmake --preset all-kernels && cmake --build --preset all-kernels && "
-              "python3 bench/kernel_resources.py write src/sim/kernel_resources.inc "
-              "build-all-kernels/libakx.so")
+KERNELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "akx")
+DECLARATION = re.compile(r'constexpr\s+kernel_info\s+\w+\s*\{\s*"(\w+)"\s*,\s*[^,]+,\s*(\d+)\s*,[^}]*?(?:,\s*"(\w+)"\s*)?\}')
 
 
 def fail(msg):
@@ -270,19 +253,19 @@ def read_binaries(paths):
     return table, others, version
 
 
-def parse_table(path):
-    rows, version = {}, None
-    if not os.path.exists(path):
-        return rows, version
-    with open(path) as f:
-        for line in f:
-            m = re.match(r"// sm_90, CUDA (release [0-9.]+)", line)
-            if m:
-                version = m.group(1)
-            m = re.match(r"AKX_KERNEL_RESOURCES\((\w+), (\S+), (\S+), (\S+), (\S+), (\d+), (\d+), (\d+)\)", line)
-            if m:
-                rows[m.groups()[:5]] = (int(m.group(6)), int(m.group(7)), int(m.group(8)))
-    return rows, version
+def declared_classes():
+    """{kernel key: registers} from the kernels' declarations (the smallest class where one
+    kernel is declared under several names)."""
+    classes = {}
+    for path in sorted(glob.glob(os.path.join(KERNELS_DIR, "*"))):
+        with open(path) as f:
+            text = f.read()
+        for name, registers, function in DECLARATION.findall(text):
+            key = function or name
+            classes[key] = min(classes.get(key, 1 << 30), int(registers))
+    if not classes:
+        fail("no kernel_info declarations read under %s" % KERNELS_DIR)
+    return classes
 
 
 def bad_memory(table, others):
@@ -297,62 +280,30 @@ def bad_memory(table, others):
     return bad
 
 
-def write(path, table, version, kept=0):
-    keys = sorted(table, key=sort_key)
-    with open(path, "w") as f:
-        f.write("// Generated by bench/kernel_resources.py (do not edit): registers per thread and static\n"
-                "// shared memory per block of every built-in kernel instance, as ptxas built them.\n"
-                "// Compiled into the sim (src/sim/kernel_resources.cpp, kernels/akx/kernel_resources.cuh) for\n"
-                "// its occupancy model. Regenerate after changing a kernel, from a CUDA build for sm_90\n"
-                "// that prebuilds every kernel the sim does (AKX_CUDA_PREBUILT_ALL):\n"
-                "//   %s\n" % REGENERATE)
-        f.write("// sm_90, CUDA %s; %d kernels.\n" % (version, len(keys)))
-        if kept:
-            f.write("// %d rows kept from the table before (`merge`: kernels the build that wrote the\n"
-                    "// others compiles at run time); they may be stale until the next full write.\n" % kept)
-        spills = sum(1 for k in keys if table[k][2] > 0)
-        f.write("// %d of them have a stack frame (the kernel_resources test fails on any).\n" % spills)
-        f.write("// AKX_KERNEL_RESOURCES(function, src, dst, acc, op, registers, static shared bytes,\n"
-                "//                      stack frame bytes)\n")
-        for k in keys:
-            reg, own, frame = table[k][:3]
-            f.write("AKX_KERNEL_RESOURCES(%s, %s, %s, %s, %s, %d, %d, %d)\n" % (k + (reg, own, frame)))
-
-
-def check(path, table, others, version):
-    rows, table_version = parse_table(path)
+def check(table, others, version):
     problems = bad_memory(table, others)
     for p in problems:
         print("SPILL OR LOCAL MEMORY: " + p)
-    built = {k: v[:3] for k, v in table.items()}
-    if not built:
-        print("kernel_resources: no %s code in the binaries: the table (%s) is not compared" % (ARCH, path))
-    else:
-        diffs = []
-        # Rows of kernels this build compiles at run time on CUDA (outside its prebuilt set)
-        # are not compared: only a build that prebuilds them (REGENERATE's) has their code.
-        not_built = len(set(rows) - set(built))
-        if not_built:
-            print("kernel_resources: %d of the table's %d rows are kernels this build compiles at run "
-                  "time on CUDA: not compared" % (not_built, len(rows)))
-        for k in sorted(set(built)):
-            if rows.get(k) != built.get(k):
-                diffs.append("  %-70s table %-12s built %s" % (
-                    "(%s)" % ", ".join(k), rows.get(k, "missing"), built.get(k, "missing")))
-        if diffs:
-            print("kernel_resources: %s disagrees with the build (%s, %s) in %d kernels "
-                  "(registers, static shared bytes, stack frame):" % (path, ARCH, version, len(diffs)))
-            print("\n".join(diffs[:60]) + ("\n  ..." if len(diffs) > 60 else ""))
-            if table_version is not None and table_version != version:
-                print("kernel_resources: the table is CUDA %s's, this build's tools are %s: not a "
-                      "failure (regenerate with `%s` to model this release)" % (table_version, version, REGENERATE))
-            else:
-                print("kernel_resources: regenerate it: " + REGENERATE)
-                problems.append("table")
-        else:
-            print("kernel_resources: %d %s kernels match %s" % (len(built), ARCH, path))
-    if problems:
+    if not table:
+        fail("no %s code in the binaries: the declared classes cannot be checked" % ARCH)
+    classes = declared_classes()
+    over = []
+    for key, (reg, own, frame, local, name) in sorted(table.items()):
+        cls = classes.get(key[0])
+        if cls is None:
+            over.append("%s: kernel %s declares no registers (no kernel_info under kernels/akx/ names it)" % (name, key[0]))
+        elif reg > cls:
+            over.append("%s: %d registers, above its kernel's class of %d (%s's kernel_info.registers)" % (
+                name, reg, cls, key[0]))
+    for o in over:
+        print("ABOVE ITS CLASS: " + o)
+    if problems or over:
         sys.exit(1)
+    most = {}
+    for key, v in table.items():
+        most[key[0]] = max(most.get(key[0], 0), v[0])
+    print("kernel_resources: %d %s kernels (%s) within their classes: %s" % (
+        len(table), ARCH, version, ", ".join("%s %d/%d" % (k, most[k], classes[k]) for k in sorted(most))))
     print("kernel_resources: no device function has a stack frame or local memory (%d %s "
           "kernels, %d others)" % (len(table), ARCH, len(others)))
 
@@ -389,71 +340,34 @@ def resident(threads, regs, shared):
     return max(1, min(by))
 
 
-def summary(rows):
+def classes_report(table):
+    """Per kernel: its class, instances, registers (min..max), static shared bytes, and the
+    blocks of 256 threads resident per H200 SM at the class (the sim's figure) and at the
+    most registers built."""
+    classes = declared_classes()
     groups = {}
-    for (fn, src, dst, acc, o), (reg, own, frame) in rows.items():
-        occ = resident(BLOCK, reg, own + dynamic_smem(fn, acc))
-        groups.setdefault(fn, []).append((reg, own, occ))
-    return groups
-
-
-def occupancy(path, old=None):
-    """Per kernel: instances, registers (min..max), static shared bytes, blocks of 256 threads
-    resident per H200 SM (min..max over instances), and the same of an older table."""
-    rows, version = parse_table(path)
-    if not rows:
-        fail("%s has no rows" % path)
-    new = summary(rows)
-    before = summary(parse_table(old)[0]) if old else {}
-    head = "| kernel | instances | registers | static smem (B) | blocks/SM at %d threads |" % BLOCK
-    print(head + (" before: registers | before: blocks/SM |" if old else ""))
-    print("|---" * (5 + (2 if old else 0)) + "|")
+    for (fn, src, dst, acc, o), (reg, own, frame, local, name) in table.items():
+        groups.setdefault(fn, []).append((reg, own, acc))
+    print("| kernel | class | instances | registers | static smem (B) | blocks/SM at the class | at the most built |")
+    print("|---" * 7 + "|")
     span = lambda xs: "%d" % min(xs) if min(xs) == max(xs) else "%d..%d" % (min(xs), max(xs))
-    for fn in sorted(set(new) | set(before)):
-        g = new.get(fn, [(0, 0, 0)])
-        line = "| %s | %d | %s | %s | %s |" % (fn, len(new.get(fn, [])), span([r for r, _, _ in g]),
-                                             span([s for _, s, _ in g]), span([o for _, _, o in g]))
-        if old:
-            b = before.get(fn, [(0, 0, 0)])
-            line += " %s | %s |" % (span([r for r, _, _ in b]), span([o for _, _, o in b]))
-        print(line)
+    for fn in sorted(groups):
+        g = groups[fn]
+        cls = classes.get(fn, 0)
+        smem = max(own + dynamic_smem(fn, acc) for _, own, acc in g)
+        print("| %s | %d | %d | %s | %s | %d | %d |" % (fn, cls, len(g), span([r for r, _, _ in g]),
+              span([s for _, s, _ in g]), resident(BLOCK, cls, smem), resident(BLOCK, max(r for r, _, _ in g), smem)))
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("check", "write", "merge", "occupancy"):
+    if len(argv) < 3 or argv[1] not in ("check", "classes"):
         print(__doc__, file=sys.stderr)
         return 2
-    mode, path = argv[1], argv[2]
-    if mode == "occupancy":
-        occupancy(path, argv[3] if len(argv) > 3 else None)
+    table, others, version = read_binaries(argv[2:])
+    if argv[1] == "classes":
+        classes_report(table)
         return 0
-    if len(argv) < 4:
-        fail("name the built library or objects after the table")
-    table, others, version = read_binaries(argv[3:])
-    if mode == "write":
-        problems = bad_memory(table, others)
-        for p in problems:
-            print("SPILL OR LOCAL MEMORY: " + p)
-        if problems:
-            fail("refusing to write a table of kernels that spill or use local memory: fix them")
-        write(path, table, version)
-        print("kernel_resources: wrote %d kernels to %s" % (len(table), path))
-        return 0
-    if mode == "merge":
-        # The built kernels' rows over the table's, the other rows kept as they are: after a
-        # kernel change, from a build that prebuilds fewer kernels than the sim (the default
-        # preset). The kept rows may be stale; REGENERATE makes them all anew.
-        problems = bad_memory(table, others)
-        if problems:
-            fail("refusing to merge kernels that spill or use local memory: " + "; ".join(problems))
-        rows, _ = parse_table(path)
-        kept = {k: v for k, v in rows.items() if k not in table}
-        merged = dict(kept)
-        merged.update({k: v[:3] for k, v in table.items()})
-        write(path, merged, version, kept=len(kept))
-        print("kernel_resources: %d built kernels written over %s, %d rows kept" % (len(table), path, len(kept)))
-        return 0
-    check(path, table, others, version)
+    check(table, others, version)
     return 0
 
 

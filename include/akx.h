@@ -136,9 +136,8 @@ typedef struct {
  *       integers, uint64 or float64 for unsigned integers (and int64 for those narrower than
  *       64 bits, PyTorch's promotion), float32 or float64 for floats, complex128 for complex
  *       (AKX_ERROR_UNSUPPORTED otherwise). The AUTO accumulators of ADD, MIN and MAX over
- *       int32, int64, float32 and float64 sources are prebuilt for CUDA (the sim's build
- *       prebuilds every source and most explicit accumulators too); the others are compiled
- *       at run time on first use, once per machine with the disk cache
+ *       int32, int64, float32 and float64 sources are prebuilt, on both backends; the others
+ *       are compiled at run time on first use, once per machine with the disk cache
  *       (docs/runtime_kernels.md).
  * fold: combine with the previous value of the destination instead of overwriting it.
  * block_size, items_per_thread, target_blocks: tuning overrides, 0 = the tuning table;

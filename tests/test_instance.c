@@ -282,17 +282,22 @@ Test(instance, text_compiles_with_the_host_compiler, .timeout = 120) {
   cr_assert_eq(system(rm), 0);
 }
 
-/* The prebuilt sets (kernels/akx/dtypes.cuh): nvcc's holds exactly the AUTO accumulators
- * (tests/support/reference.c's rule) of ADD, MIN and MAX over int32, int64, float32 and
- * float64 sources, for scans stored to the accumulator's dtype or the
- * source's; the sim's holds
- * everything nvcc's does, so that a sim build runs every kernel a CUDA build prebuilds. */
+/* The prebuilt sets (kernels/akx/dtypes.cuh): the library's, which both backends prebuild,
+ * holds exactly the AUTO accumulators (tests/support/reference.c's rule) of ADD, MIN and MAX
+ * over int32, int64, float32 and float64 sources, for scans stored to the accumulator's dtype
+ * or the source's; the tests' (the sim's plugin, src/jit/test_kernels.h) holds every other
+ * accumulator a reduction takes and a scan's AUTO or source accumulator, and nothing the
+ * library's holds. akx__combination_prebuilt agrees with both for every family. */
 static int common_op(akx_op op) { return op == AKX_OP_ADD || op == AKX_OP_MIN || op == AKX_OP_MAX; }
 static int common_source(akx_dtype t) {
   return t == AKX_INT32 || t == AKX_INT64 || t == AKX_FLOAT32 || t == AKX_FLOAT64;
 }
+static int in_set(int family, akx_dtype src, akx_dtype dst, akx_dtype acc, akx_op op, akx_map map, akx__prebuilt_set set) {
+  const akx__combination c = {family, src, dst, acc, op, map};
+  return akx__combination_prebuilt(&c, set);
+}
 Test(instance, prebuilt_sets) {
-  int cuda_reduce = 0, sim_reduce = 0, cuda_scan = 0, sim_scan = 0;
+  int library_reduce = 0, tests_reduce = 0, library_scan = 0, tests_scan = 0;
   for (int s = 0; s < AKX_DTYPE_COUNT; ++s)
     for (int a = 0; a < AKX_DTYPE_COUNT; ++a)
       for (int o = 0; o < 7; ++o) {
@@ -304,25 +309,50 @@ Test(instance, prebuilt_sets) {
           const int sim = akx__reduce_prebuilt(src, map, acc, op, AKX_BACKEND_SIM);
           const akx_dtype want = ref_auto_acc(src, map, op);
           const int expect = common_source(src) && common_op(op) && acc == want && ref_op_valid(op, acc);
-          cr_assert_eq(cuda, expect, "reduce %s %d %s into %s: nvcc's set says %d", ref_name(src), m,
+          cr_assert_eq(cuda, expect, "reduce %s %d %s into %s: the library's set says %d", ref_name(src), m,
                        akx__op_name(op), ref_name(acc), cuda);
-          cr_assert(!cuda || sim, "reduce %s %d %s into %s: prebuilt for CUDA, not for the sim", ref_name(src), m,
-                    akx__op_name(op), ref_name(acc));
-          cuda_reduce += cuda, sim_reduce += sim;
+          cr_assert_eq(sim, cuda, "reduce %s %d %s into %s: the sim's set is not CUDA's", ref_name(src), m,
+                       akx__op_name(op), ref_name(acc));
+          const int lib = in_set(AKX__FAMILY_REDUCE_WHOLE, src, AKX_DTYPE_AUTO, acc, op, map, AKX__PREBUILT_LIBRARY);
+          const int tests = in_set(AKX__FAMILY_REDUCE_DIMS, src, AKX_DTYPE_AUTO, acc, op, map, AKX__PREBUILT_TESTS);
+          cr_assert_eq(lib, expect, "reduce %s %d %s into %s: akx__combination_prebuilt", ref_name(src), m,
+                       akx__op_name(op), ref_name(acc));
+          akx_dtype resolved;
+          const int supported = akx__resolve_acc(src, map, op, acc, &resolved) == AKX_SUCCESS && ref_op_valid(op, acc);
+          cr_assert_eq(tests, supported && !expect, "reduce %s %d %s into %s: the tests' set says %d",
+                       ref_name(src), m, akx__op_name(op), ref_name(acc), tests);
+          library_reduce += lib, tests_reduce += tests;
         }
         for (int d = 0; d < AKX_DTYPE_COUNT; ++d) {
           const akx_dtype dst = (akx_dtype)d;
           const int cuda = akx__scan_prebuilt(src, acc, op, dst, AKX_BACKEND_CUDA);
           const int sim = akx__scan_prebuilt(src, acc, op, dst, AKX_BACKEND_SIM);
-          const int expect = common_source(src) && common_op(op) && acc == ref_auto_acc(src, AKX_MAP_IDENTITY, op) && ref_op_valid(op, acc) &&
-                             (dst == acc || dst == src);
-          cr_assert_eq(cuda, expect, "scan %s %s acc %s into %s: nvcc's set says %d", ref_name(src), akx__op_name(op),
-                       ref_name(acc), ref_name(dst), cuda);
-          cr_assert(!cuda || sim, "scan %s %s acc %s into %s: prebuilt for CUDA, not for the sim", ref_name(src),
-                    akx__op_name(op), ref_name(acc), ref_name(dst));
-          cuda_scan += cuda, sim_scan += sim;
+          const akx_dtype want = ref_auto_acc(src, AKX_MAP_IDENTITY, op);
+          const int stored = dst == acc || dst == src;
+          const int expect = common_source(src) && common_op(op) && acc == want && ref_op_valid(op, acc) && stored;
+          cr_assert_eq(cuda, expect, "scan %s %s acc %s into %s: the library's set says %d", ref_name(src),
+                       akx__op_name(op), ref_name(acc), ref_name(dst), cuda);
+          cr_assert_eq(sim, cuda, "scan %s %s acc %s into %s: the sim's set is not CUDA's", ref_name(src),
+                       akx__op_name(op), ref_name(acc), ref_name(dst));
+          const int tests = in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_TESTS);
+          const int expect_tests = (acc == want || acc == src) && ref_op_valid(op, acc) && stored && !expect;
+          cr_assert_eq(tests, expect_tests, "scan %s %s acc %s into %s: the tests' set says %d", ref_name(src),
+                       akx__op_name(op), ref_name(acc), ref_name(dst), tests);
+          cr_assert(!(tests && in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_LIBRARY)),
+                    "scan %s %s: in both sets", ref_name(src), akx__op_name(op));
+          /* The segmented families prebuild the AUTO accumulator alone (akx__family_auto_acc_only). */
+          const int seg = in_set(AKX__FAMILY_SEGMENTED_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_TESTS);
+          cr_assert_eq(seg, expect_tests && acc == want, "segmented scan %s %s acc %s into %s: %d", ref_name(src),
+                       akx__op_name(op), ref_name(acc), ref_name(dst), seg);
+          library_scan += expect, tests_scan += tests;
         }
       }
-  cr_assert_lt(cuda_reduce, sim_reduce, "nvcc's set is the smaller");
-  cr_assert_lt(cuda_scan, sim_scan);
+  cr_assert_gt(library_reduce, 0);
+  cr_assert_gt(tests_reduce, library_reduce, "the tests' set is the larger");
+  cr_assert_gt(tests_scan, library_scan);
+  /* findall: one kernel per source dtype, the library's. */
+  for (int s = 0; s < AKX_DTYPE_COUNT; ++s) {
+    cr_assert(in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__PREBUILT_LIBRARY));
+    cr_assert(!in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__PREBUILT_TESTS));
+  }
 }

@@ -1,5 +1,5 @@
-/* What ptxas makes of the kernels compiled only at run time (no row in
- * src/sim/kernel_resources.inc, so the kernel_resources ctest never sees them): the widest units
+/* What ptxas makes of the kernels compiled only at run time (outside the library's prebuilt
+ * set, so the kernel_resources ctest never sees them in a default build): the widest units
  * of the scan and segmented families (complex128 MUL, float16 and bfloat16 sources, bool, bit
  * ops) and user-op units, each compiled by NVRTC for sm_90 as the library compiles them
  * (-std=c++17 -DNDEBUG and nvrtc.c's exact-arithmetic flags) with ptxas -v. Every function:

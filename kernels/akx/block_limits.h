@@ -11,8 +11,9 @@
  * call may take (akx_reduce_dims takes the whole-array kernels for a one-element dst; akx_scan
  * the tile or the column kernels).
  *
- * src/sim/kernel_resources.inc holds what ptxas made of these bounds (registers, static shared
- * memory per kernel instance, for sm_90), bench/RESULTS.md the occupancy that follows. */
+ * Each kernel declares its register class beside its bound (kernel_info.registers, checked
+ * against ptxas's sm_90 figures by the kernel_resources test); bench/RESULTS.md, "Declared
+ * registers", has the figures and the occupancy that follows. */
 #ifndef AKX_BLOCK_LIMITS_H
 #define AKX_BLOCK_LIMITS_H
 

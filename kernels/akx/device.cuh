@@ -16,8 +16,7 @@
 //  - launches only through AKX_LAUNCH, which returns an akx_status; a kernel declares a
 //    kernel_info (launch bounds, registers, loads in flight, shared opt-in) beside itself,
 //    is compiled with AKX_LAUNCH_BOUNDS(info.max_threads) (kernels/akx/block_limits.h) and
-//    launched with its info, completed with the GPU's figures of its instance
-//    (resourced<...>(info), kernels/akx/kernel_resources.cuh).
+//    launched with its info.
 // Between blocks (a GPU promises neither the order in which blocks start nor that a block
 // runs while another waits for it):
 //  - a kernel whose progress depends on other blocks (look-back, last-block finish) takes
@@ -72,10 +71,11 @@ struct kernel_info {
   // The kernel's launch bounds: the kernel is compiled with AKX_LAUNCH_BOUNDS(max_threads)
   // and a launch with a larger block is refused (by the sim and the CUDA backend alike).
   int max_threads;
-  // Registers per thread, for the sim's occupancy and model. Declared: an estimate, what a
-  // kernel the table does not hold keeps (a user functor's, include/akx.cuh); a built-in
-  // kernel's launch takes ptxas's sm_90 figure of its instance from
-  // src/sim/kernel_resources.inc (resourced, kernels/akx/kernel_resources.cuh).
+  // Registers per thread: the kernel's class, a bound on every prebuilt instance of it, which
+  // the kernel_resources test checks against what ptxas built for sm_90 in every CUDA build
+  // (bench/kernel_resources.py: an instance above it, or any spill, fails), and which the sim's
+  // occupancy and model take as the kernel's figure. A multiple of 8: the GPU allocates a
+  // warp's registers 256 at a time.
   int registers;
   // Independent global loads a thread has in flight before it uses the first (the model's
   // bytes in flight, Little's law).
@@ -84,13 +84,10 @@ struct kernel_info {
   // cudaFuncAttributeMaxDynamicSharedMemorySize before such a launch; without the opt-in
   // the launch is refused, as the driver refuses it.
   bool smem_optin;
-  // The kernel function's name in src/sim/kernel_resources.inc where it differs from `name`
-  // (one kernel launched under several names: reduce_dims_tile serves four shapes).
+  // The kernel function's key in the family list (src/core/families.h, its kernels' K rows)
+  // where it differs from `name` (one kernel launched under several names: reduce_dims_tile
+  // serves four shapes): the one its registers are checked under.
   const char *function = nullptr;
-  // Static shared memory per block as ptxas allocated it (src/sim/kernel_resources.inc), for
-  // the sim's occupancy; -1: not known, and the sim takes what the kernel's AKX_SHARED arrays
-  // took at its last launch.
-  int static_smem = -1;
 };
 AKX_CONSTEXPR kernel_info kernel_info_of(const char *name) { return kernel_info{name, 1024, 32, 1, false}; }
 AKX_CONSTEXPR kernel_info kernel_info_of(const kernel_info &k) { return k; }

@@ -4,7 +4,7 @@
 // such a call is register-allocated around the call's convention: in CUDA 13.0 for sm_90 every
 // reduce_dims_rows instance stopped at 64 registers and spilled 8 to 40 bytes, with any
 // -maxrregcount and any launch bound, while the same kernel with these divisions took 48
-// registers and no stack (src/sim/kernel_resources.inc has the figures of every kernel).
+// registers and no stack (the kernel_resources test fails on any stack frame: bench/kernel_resources.py).
 // Indices here are non-negative and almost always below 2^32, where the 32-bit division
 // (inline on every GPU) is exact; above it, a shift-and-subtract loop of at most 64 steps,
 // still inline. One helper for every kernel's offsets and chunking, the sim's included.

@@ -81,49 +81,46 @@ AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
   return false;
 }
 // ---- the prebuilt sets ----------------------------------------------------------------------
-// What each backend's build compiles ahead of time (kernels/akx/*_instances.inl); everything
-// else the rules take is compiled at run time on first use (src/jit/builtin_instance.c), from
-// the same text. The two sets differ on purpose (docs/runtime_kernels.md, "The prebuilt sets"):
-//   nvcc: the AUTO accumulators (what a call without opts->acc uses) of the seven source
-//     dtypes most programs reduce and scan: bool (masks), int32 and int64 (indices,
-//     counts), float16, bfloat16, float32, float64. nvcc was most of the build (a reduction
-//     kernel is 10 to 50 KB of SASS: four maps, unrolled vector loads; every explicit
-//     accumulator of every dtype made 118 MB of sm_90 code before compression,
-//     bench/RESULTS.md); the rest costs one NVRTC compile per combination on first use, once
-//     per machine (the disk cache);
-//   the sim: every accumulator the rules allow: its objects are small and cheap to build, and
-//     the test suite calls every accumulator, where each run-time unit would cost 0.5 to 1 s
-//     of the host compiler (several seconds of clang under the sanitizers).
-// AKX_CUDA_PREBUILT_ALL (CMake option): nvcc prebuilds the sim's set too, as the all-kernels
-// preset does to regenerate src/sim/kernel_resources.inc, the table of every kernel.
-enum prebuilt_for : int { prebuilt_for_sim = 0, prebuilt_for_cuda = 1 };
-#if defined(AKX_CUDA_PREBUILT_ALL) && AKX_CUDA_PREBUILT_ALL
-#define AKX_CUDA_PREBUILT_SET ::akx::prebuilt_for_sim
+// What a build compiles ahead of time (src/launch/*_instances.inl); everything else the rules
+// take is compiled at run time on first use (src/jit/builtin_instance.c, NVRTC on CUDA), from
+// the same text (docs/runtime_kernels.md, "The prebuilt sets"):
+//   library: what libakx holds, on both backends: the AUTO accumulators (what a call without
+//     opts->acc uses) of the source dtypes of library_source and the ops of library_op. nvcc
+//     was most of the build (a reduction kernel is 10 to 50 KB of SASS: four maps, unrolled
+//     vector loads; every explicit accumulator of every dtype made 118 MB of sm_90 code before
+//     compression, bench/RESULTS.md); the sim holds the same set, so that a sim context routes
+//     every call as a CUDA context does and libakx.so carries no kernel a user's program does
+//     not ask for;
+//   tests: the rest of what the tests call, which would cost them 0.5 to 1 s of the host
+//     compiler per combination (several seconds of clang under the sanitizers): every
+//     accumulator the rules allow (a scan's: AUTO or the source's), for the sim alone, built
+//     into the test-only plugin the sim loads on demand (src/jit/test_kernels.h);
+//   all: both (AKX_CUDA_PREBUILT_ALL, the all-kernels preset: nvcc prebuilds every kernel the
+//     tests run, so that the kernel_resources test checks each against its declaration).
+enum prebuilt_for : int { prebuilt_for_library = 0, prebuilt_for_tests = 1, prebuilt_for_all = 2 };
+#if defined(__CUDACC__) && defined(AKX_CUDA_PREBUILT_ALL) && AKX_CUDA_PREBUILT_ALL
+#define AKX_PREBUILT_FOR ::akx::prebuilt_for_all
+#elif !defined(__CUDACC__) && defined(AKX_PREBUILT_TEST_SET)
+#define AKX_PREBUILT_FOR ::akx::prebuilt_for_tests
 #else
-#define AKX_CUDA_PREBUILT_SET ::akx::prebuilt_for_cuda
+#define AKX_PREBUILT_FOR ::akx::prebuilt_for_library
 #endif
-#if defined(__CUDACC__)
-#define AKX_PREBUILT_FOR AKX_CUDA_PREBUILT_SET
-#else
-#define AKX_PREBUILT_FOR ::akx::prebuilt_for_sim
-#endif
-// nvcc prebuilds the sources of C's and Julia's default types; bool, float16, bfloat16 and the
-// narrow integers compile at run time on first use (NVRTC, a few seconds once per machine: the
-// disk cache keeps them). float16 and bfloat16 were nvcc's two largest units of every family,
-// and the README's build of the whole library had to stay within its ten minutes on two cores
-// (bench/RESULTS.md, "Build time").
-AKX_CONSTEXPR bool cuda_prebuilt_source(akx_dtype src) {
+// The library prebuilds the sources of C's and Julia's default types; bool, float16, bfloat16
+// and the narrow integers compile at run time on first use (NVRTC, a few seconds once per
+// machine: the disk cache keeps them). float16 and bfloat16 were nvcc's two largest units of
+// every family, and the README's build of the whole library had to stay within its ten minutes
+// on two cores (bench/RESULTS.md, "Build time").
+AKX_CONSTEXPR bool library_source(akx_dtype src) {
   return src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT32 || src == AKX_FLOAT64;
 }
-// nvcc prebuilds ADD, MIN and MAX (sums, counts, softmax's max, ranges); MUL and the bit ops
-// compile at run time on first use (NVRTC, kept by the disk cache). Half of nvcc's build time
+// The library prebuilds ADD, MIN and MAX (sums, counts, softmax's max, ranges); MUL and the bit
+// ops compile at run time on first use (kept by the disk cache). Half of nvcc's build time
 // went to those four ops of the integer sources, seven ops where the floats have four, for the
 // calls a program makes least (measured: bench/RESULTS.md, "Build time").
-AKX_CONSTEXPR bool cuda_prebuilt_op(akx_op op) { return op == AKX_OP_ADD || op == AKX_OP_MIN || op == AKX_OP_MAX; }
-// r: the map's result (map_result), which the accumulator rules start from.
-AKX_CONSTEXPR bool acc_prebuilt(akx_dtype r, akx_op op, akx_dtype acc, prebuilt_for b) {
-  if (b == prebuilt_for_cuda) return cuda_prebuilt_op(op) && acc == auto_acc(r, op);
-  return acc_allowed(r, op, acc);
+AKX_CONSTEXPR bool library_op(akx_op op) { return op == AKX_OP_ADD || op == AKX_OP_MIN || op == AKX_OP_MAX; }
+// A set's membership from the library's and from all of them (the library lies within all).
+AKX_CONSTEXPR bool in_set(bool library, bool all, prebuilt_for b) {
+  return b == prebuilt_for_library ? library : b == prebuilt_for_all ? all : all && !library;
 }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
 // complex), ADD/MUL a number (a bool accumulator would silently saturate).
@@ -141,8 +138,8 @@ AKX_CONSTEXPR bool reduce_supported(akx_dtype src, akx_map m, akx_dtype acc, akx
   return acc_allowed(map_result(src, m), op, acc) && op_allowed(acc, op);
 }
 AKX_CONSTEXPR bool reduce_prebuilt(akx_dtype src, akx_map m, akx_dtype acc, akx_op op, prebuilt_for b) {
-  if (b == prebuilt_for_cuda && !cuda_prebuilt_source(src)) return false;
-  return acc_prebuilt(map_result(src, m), op, acc, b) && op_allowed(acc, op);
+  const bool all = reduce_supported(src, m, acc, op);
+  return in_set(all && library_source(src) && library_op(op) && acc == auto_acc(map_result(src, m), op), all, b);
 }
 // Whether some map makes (src, map, acc, op) supported (a run-time compile takes it), or
 // prebuilt: reduction kernels are compiled per
@@ -163,12 +160,12 @@ AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return acc_allowed(src, op, acc) && op_allowed(acc, op);
 }
 // Scans compile fewer combinations ahead of time than they take (each is four kernels): the
-// AUTO accumulator (nvcc: of its seven source dtypes), or (the sim) the source's own, stored
-// to the accumulator's dtype or the source's (a float16 cumsum into float16).
+// library's AUTO accumulator, or (the tests' set) the AUTO one or the source's own, stored to
+// the accumulator's dtype or the source's (a float16 cumsum into float16).
 AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, prebuilt_for b) {
-  if (b == prebuilt_for_cuda && (!cuda_prebuilt_source(src) || !cuda_prebuilt_op(op))) return false;
-  const bool acc_ok = acc == auto_acc(src, op) || (b == prebuilt_for_sim && acc == src);
-  return acc_ok && op_allowed(acc, op) && (dst == acc || dst == src);
+  const bool auto_one = acc == auto_acc(src, op);
+  const bool all = (auto_one || acc == src) && op_allowed(acc, op) && (dst == acc || dst == src);
+  return in_set(all && auto_one && library_source(src) && library_op(op), all, b);
 }
 
 }  // namespace akx

@@ -13,8 +13,8 @@ namespace akx {
 // The loads a thread keeps in flight: 8 vectors of 16 bytes (the model's bytes in flight,
 // kernels/akx/select_tile.cuh's batch) in every tile of a contiguous source but the head and
 // tail tiles, which load a slot at a time (as every tile of a strided source: a slot's
-// elements, up to 16 scalar loads, in flight). Registers: the 1-byte instances' (the most: 72;
-// CUDA 13.0, sm_90); each launch takes its instance's from src/sim/kernel_resources.inc.
+// elements, up to 16 scalar loads, in flight). Registers: the kernel's class, the most ptxas gave any
+// instance for sm_90 (CUDA 13.0: the 1-byte sources', 72).
 constexpr int findall_batch = 8;
 constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 72, findall_batch, false};
 
@@ -98,7 +98,7 @@ struct findall_kernels {
     return scan_kernels<void, void, void, void>{}.init(status, tiles, stream);
   }
   akx_status tile(const akx__findall_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<Src, void, void, void>(findall_info)), (findall_kernel<Src>), dim3((unsigned)p.tiles),
+    return AKX_LAUNCH((findall_info), (findall_kernel<Src>), dim3((unsigned)p.tiles),
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
 };

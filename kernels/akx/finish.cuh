@@ -11,7 +11,7 @@ namespace akx {
 
 // The value part, shared by the device store below and the host finish (src/reduce/finish_host.cpp).
 // dst's previous value comes by value with a flag, not by pointer: a pointer to a local puts
-// it in local memory (a stack frame in every reduction kernel, src/sim/kernel_resources.inc).
+// it in local memory (a stack frame in every reduction kernel, which the kernel_resources test fails on).
 template <class Op, class Acc>
 AKX_HD_INLINE Acc finish_value(Acc v, const akx__finish &f, bool has_previous, Acc previous) {
   // Nothing was combined: the kernel's v is the identity (-0.0 for a float ADD), the result

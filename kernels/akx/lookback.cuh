@@ -46,7 +46,7 @@
 // The ticket is put back to 0 by the tile that draws the last one (scan_tile_body).
 #pragma once
 #include "akx/block_limits.h"
-#include "akx/kernel_resources.cuh"
+#include "akx/dtypes.cuh"
 #include "akx/scan_op.cuh"
 
 // Whether the look-back counts its waits (lookback_header::waits): a statistic for tests, an
@@ -118,7 +118,7 @@ AKX_DEVICE uint64_t draw_tile(lookback_header *head, int64_t tiles, const Slot &
 }
 
 // Launched with 256 threads (kernels/akx/scan.cuh, scan_kernels::init).
-constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 16, 1, false};
+constexpr kernel_info scan_init_info{"scan_init", AKX_MAX_BLOCK_SCAN, 24, 1, false};
 
 // Resets the header and the flags of `tiles` tiles to 0, which no call's epoch is: launched
 // only when the status may hold foreign bytes (a caller's buffer too small for two families'

@@ -35,7 +35,7 @@
 #include "akx/block_reduce.cuh"
 #include "akx/divide.cuh"
 #include "akx/finish.cuh"
-#include "akx/kernel_resources.cuh"
+#include "akx/dtypes.cuh"
 #if !defined(__CUDACC_RTC__)
 #include "akx/fail.h"  // the launchers' refusals
 #endif
@@ -212,18 +212,17 @@ AKX_DEVICE void finish_column_if_last(const akx__reduce_dims_plan &p) {
   finish_outputs<Acc, Op>(p, column);
 }
 
-// The kernels' declarations (kernels/akx/device.cuh): three kernels under seven names (the
-// function field names the kernel in src/sim/kernel_resources.inc). Launch bounds: the
-// reduction families' largest block (kernels/akx/block_limits.h). Registers: each launch takes
-// its instance's from src/sim/kernel_resources.inc (resourced); the declared figures are
-// the float32 sum's there (CUDA 13.0, sm_90).
-constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
-constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_rows"};
-constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 40, 4, false, "reduce_dims_tile"};
-constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 32, 8, false, "reduce_dims_finish"};
+// The kernels' declarations (kernels/akx/device.cuh): four kernels under eight names (the
+// function field names the kernel's row in the family list, src/core/families.h). Launch bounds:
+// the reduction families' largest block (kernels/akx/block_limits.h). Registers: the kernel's class (kernel_info.registers), the most ptxas gave any prebuilt
+// instance for sm_90 (CUDA 13.0) rounded up to 8; bench/RESULTS.md, "Declared registers".
+constexpr kernel_info reduce_dims_rows_info{"reduce_dims_rows", AKX_MAX_BLOCK_REDUCE, 72, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_warp_rows_info{"reduce_dims_warp_rows", AKX_MAX_BLOCK_REDUCE, 72, 4, false, "reduce_dims_rows"};
+constexpr kernel_info reduce_dims_per_thread_info{"reduce_dims_per_thread", AKX_MAX_BLOCK_REDUCE, 64, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_tiled_info{"reduce_dims_tiled", AKX_MAX_BLOCK_REDUCE, 64, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_info{"reduce_dims_columns", AKX_MAX_BLOCK_REDUCE, 64, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_strided_info{"reduce_dims_strided", AKX_MAX_BLOCK_REDUCE, 64, 4, false, "reduce_dims_tile"};
+constexpr kernel_info reduce_dims_columns_finish_info{"reduce_dims_columns_finish", AKX_MAX_BLOCK_REDUCE, 48, 8, false, "reduce_dims_finish"};
 constexpr kernel_info reduce_dims_pieces_info{"reduce_dims_pieces", AKX_MAX_BLOCK_REDUCE, 32, 8, false, "reduce_dims_pieces"};
 
 // ---- rows body: G threads per output over a contiguous reduction ------------------------------
@@ -415,21 +414,21 @@ void reduce_dims_pieces_kernel(akx__reduce_dims_plan p) {
 template <class Src, class Acc, class Op>
 struct reduce_dims_kernels {
   akx_status rows(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_rows_kernel<Src, Acc, Op>), grid,
+    return AKX_LAUNCH((info), (reduce_dims_rows_kernel<Src, Acc, Op>), grid,
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status tile(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(info)), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
+    return AKX_LAUNCH((info), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((with_loads_in_flight(resourced<void, void, Acc, Op>(reduce_dims_columns_finish_info),
+    return AKX_LAUNCH((with_loads_in_flight(reduce_dims_columns_finish_info,
                                             finish_loads_in_flight<Acc>, finish_loads_in_flight<Acc>)),
                       (reduce_dims_finish_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
   }  // Only for ops without a dtype (the header above): no prebuilt instance compiles it.
   akx_status pieces(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
     if constexpr (is_user_op<Op>::value)
-      return AKX_LAUNCH((with_loads_in_flight(resourced<void, void, Acc, Op>(reduce_dims_pieces_info),
+      return AKX_LAUNCH((with_loads_in_flight(reduce_dims_pieces_info,
                                               finish_loads_in_flight<Acc>, finish_loads_in_flight<Acc>)),
                         (reduce_dims_pieces_kernel<Acc, Op>), grid, dim3((unsigned)p.block_size), 0, stream, p);
     else

@@ -14,7 +14,7 @@
 #include "akx/block_reduce.cuh"
 #include "akx/divide.cuh"
 #include "akx/finish.cuh"
-#include "akx/kernel_resources.cuh"
+#include "akx/dtypes.cuh"
 
 namespace akx {
 
@@ -98,11 +98,10 @@ AKX_DEVICE void store_block_result(Acc acc, Acc *partials, unsigned long long *t
 
 // The kernels' declarations (kernels/akx/device.cuh, kernel_info). Launch bounds: the reduction
 // families' largest block (kernels/akx/block_limits.h). Loads in flight: the independent global
-// loads a thread issues before it uses the first. Registers: each launch takes its
-// instance's from src/sim/kernel_resources.inc (resourced); the declared figures are the
-// float32 sum's there (CUDA 13.0, sm_90).
-constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", AKX_MAX_BLOCK_REDUCE, 32, 4, false};
-constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", AKX_MAX_BLOCK_REDUCE, 32, 1, false};
+// loads a thread issues before it uses the first. Registers: the kernel's class (kernel_info.registers), the most ptxas gave any prebuilt
+// instance for sm_90 (CUDA 13.0) rounded up to 8; bench/RESULTS.md, "Declared registers".
+constexpr kernel_info reduce_whole_contiguous_info{"reduce_whole_contiguous", AKX_MAX_BLOCK_REDUCE, 40, 4, false};
+constexpr kernel_info reduce_whole_strided_info{"reduce_whole_strided", AKX_MAX_BLOCK_REDUCE, 40, 1, false};
 constexpr kernel_info reduce_whole_partials_info{"reduce_whole_partials", AKX_MAX_BLOCK_REDUCE, 24, 1, false};
 
 // ---- pass 1, contiguous source: 16-byte vector loads, four in flight per thread ------------
@@ -202,7 +201,7 @@ template <class Src, class Acc, class Op>
 struct reduce_whole_kernels {
   akx_status contiguous(const akx__reduce_whole_plan &p, bool four_loads, void *stream) const {
     // Four loads in flight only when a tile gives a thread four (L >= 4); else one at a time.
-    kernel_info info = resourced<Src, void, Acc, Op>(reduce_whole_contiguous_info);
+    kernel_info info = reduce_whole_contiguous_info;
     if (!four_loads) info.loads_in_flight = 1;
     const contiguous_span_c c = span_of(p);
     contiguous_span<Src> a;
@@ -212,12 +211,12 @@ struct reduce_whole_kernels {
                       p.finish);
   }
   akx_status strided(const akx__reduce_whole_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<Src, void, Acc, Op>(reduce_whole_strided_info)), (reduce_whole_strided<Src, Acc, Op>),
+    return AKX_LAUNCH((reduce_whole_strided_info), (reduce_whole_strided<Src, Acc, Op>),
                       dim3((unsigned)p.blocks), dim3((unsigned)p.block_size), 0, stream, p.src, (int32_t)p.map,
                       static_cast<Acc *>(p.partials), ticket_of(p), p.finish);
   }
   akx_status partials(const akx__reduce_whole_plan &p, int32_t count, void *stream) const {
-    return AKX_LAUNCH((resourced<void, void, Acc, Op>(reduce_whole_partials_info)), (reduce_whole_partials<Acc, Op>),
+    return AKX_LAUNCH((reduce_whole_partials_info), (reduce_whole_partials<Acc, Op>),
                       dim3(1), dim3((unsigned)p.block_size), 0, stream, static_cast<const Acc *>(p.partials), count,
                       p.finish, static_cast<unsigned long long *>(p.ticket));
   }

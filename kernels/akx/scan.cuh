@@ -71,19 +71,19 @@ template <class Src, class Dst, class Acc, class Op>
 struct scan_kernels {
   akx_status init(void *status, int64_t tiles, void *stream) const {
     const lookback_status<lookback_header> st = lookback_status<lookback_header>::at(status, 0);
-    return AKX_LAUNCH((resourced<void, void, void, void>(scan_init_info)), scan_init<lookback_header>,
+    return AKX_LAUNCH((scan_init_info), scan_init<lookback_header>,
                       dim3(scan_init_blocks(tiles)), dim3(256), 0, stream, st.head, st.flags, tiles);
   }
   akx_status tile(bool segmented, const akx__scan_plan &p, void *stream) const {
     const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
     const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
     if (segmented)
-      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_slices_info), scan_load_batch<Acc>,
+      return AKX_LAUNCH((with_loads_in_flight(scan_slices_info, scan_load_batch<Acc>,
                                               p.items_per_thread)),
                         (scan_tile_kernel<scan_policy<Src, Dst, seg_scan<Op, Acc>>>), grid, block,
                         (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, seg_scan<Op, Acc>>::from_plan(p),
                         p.status, p.tiles, p.items_per_thread, layout, p.epoch, p.nodes_at);
-    return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_tile_info), scan_load_batch<Acc>,
+    return AKX_LAUNCH((with_loads_in_flight(scan_tile_info, scan_load_batch<Acc>,
                                             p.items_per_thread)),
                       (scan_tile_kernel<scan_policy<Src, Dst, plain_scan<Op, Acc>>>), grid, block,
                       (size_t)p.smem_bytes, stream, scan_policy<Src, Dst, plain_scan<Op, Acc>>::from_plan(p),
@@ -96,7 +96,7 @@ struct scan_kernels {
       using P = scan_carry_policy<Src, Dst, seg_scan<Op, Acc>>;
       const dim3 grid((unsigned)p.tiles), block((unsigned)p.block_size);
       const scan_layout layout = scan_layout::make(p.layout, p.items_per_thread, (int32_t)sizeof(Acc));
-      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_carried_info), scan_load_batch<Acc>,
+      return AKX_LAUNCH((with_loads_in_flight(scan_carried_info, scan_load_batch<Acc>,
                                               p.items_per_thread)),
                         (scan_tile_kernel<P>), grid, block, (size_t)p.smem_bytes, stream,
                         P{scan_carry_params::from_plan(p, mode)}, p.status, p.tiles, p.items_per_thread, layout,
@@ -112,11 +112,11 @@ struct scan_kernels {
     result.exclusive = p.exclusive != 0;
     result.has_init = p.has_init != 0;
     result.init = bitcast_<Acc>(p.init);
-    return AKX_LAUNCH((resourced<Src, Dst, Acc, Op>(scan_columns_info)), (scan_columns<Src, Dst, Op, Acc>),
+    return AKX_LAUNCH((scan_columns_info), (scan_columns<Src, Dst, Op, Acc>),
                       grid, block, 0, stream, p, result, mode);
   }
   akx_status carry(dim3 grid, dim3 block, const akx__scan_plan &p, void *stream) const {
-    return AKX_LAUNCH((resourced<void, void, Acc, Op>(scan_columns_carry_info)), (scan_columns_carry<Op, Acc>),
+    return AKX_LAUNCH((scan_columns_carry_info), (scan_columns_carry<Op, Acc>),
                       grid, block, 0, stream, p);
   }
 };

@@ -21,8 +21,9 @@
 
 namespace akx {
 
-// Launch bounds as the other tiles; registers declared (a user op's kernel: no table row).
-constexpr kernel_info scan_carried_info{"scan_carried", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch<float>, true};
+// Launch bounds as the other tiles; registers: the class of scan_slices (kernels/akx/scan_tile.cuh),
+// the same tile body (a user op's kernel alone, compiled at run time: no prebuilt instance).
+constexpr kernel_info scan_carried_info{"scan_carried", AKX_MAX_BLOCK_SCAN, 72, scan_load_batch<float>, true};
 
 enum scan_carry_mode : int32_t { carry_totals = 0, carry_scan = 1 };
 

@@ -11,9 +11,10 @@
 
 namespace akx {
 
-// Launch bounds: the scan families' largest block (kernels/akx/block_limits.h).
-constexpr kernel_info scan_columns_info{"scan_columns", AKX_MAX_BLOCK_SCAN, 32, 1, false};
-constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOCK_SCAN, 24, 1, false};
+// Launch bounds: the scan families' largest block (kernels/akx/block_limits.h). Registers: the kernel's class (kernel_info.registers), the most ptxas gave any prebuilt
+// instance for sm_90 (CUDA 13.0) rounded up to 8; bench/RESULTS.md, "Declared registers".
+constexpr kernel_info scan_columns_info{"scan_columns", AKX_MAX_BLOCK_SCAN, 40, 1, false};
+constexpr kernel_info scan_columns_carry_info{"scan_columns_carry", AKX_MAX_BLOCK_SCAN, 32, 1, false};
 
 // columns_scan_carried: from the carry too, in a piece whose sequence began before it
 // (akx_scan_piece): none of its outputs is the sequence's head.

@@ -30,13 +30,13 @@ namespace akx {
 template <class Acc>
 constexpr int scan_load_batch = sizeof(Acc) <= 4 ? 16 : 8;
 
-// Launch bounds: the scan families' largest block (kernels/akx/block_limits.h). Registers: each
-// launch takes its instance's from src/sim/kernel_resources.inc (resourced); the declared
-// figures are the float32 sum's there (CUDA 13.0, sm_90). The tiles opt in to shared memory
+// Launch bounds: the scan families' largest block (kernels/akx/block_limits.h). Registers: the
+// kernels' classes (kernel_info.registers), the most ptxas gave any prebuilt instance for sm_90
+// (CUDA 13.0) rounded up to 8 (bench/RESULTS.md, "Declared registers"). The tiles opt in to shared memory
 // above 48 KiB: the runs of a large tile and the static scratch together may pass it
 // (src/scan/tile_shared.cpp checks the sum against the device).
-constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 40, scan_load_batch<float>, true};
-constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 48, scan_load_batch<float>, true};
+constexpr kernel_info scan_tile_info{"scan_tile", AKX_MAX_BLOCK_SCAN, 64, scan_load_batch<float>, true};
+constexpr kernel_info scan_slices_info{"scan_slices", AKX_MAX_BLOCK_SCAN, 72, scan_load_batch<float>, true};
 
 // Offset of slice s's first element.
 AKX_HD_INLINE int64_t index_map_offset(const akx__index_map &m, int64_t s) {

@@ -69,12 +69,12 @@ struct keyed_scan {
   AKX_HD_INLINE static Acc acc_empty() { return empty_value<Op, Acc>(); }
 };
 
-// Launch bounds and loads in flight as the scan tiles'; registers declared (the table's rows
-// replace them: src/sim/kernel_resources.inc).
-constexpr kernel_info segmented_reduce_info{"segmented_reduce", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
-constexpr kernel_info reduce_by_key_info{"reduce_by_key", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
-constexpr kernel_info segmented_scan_info{"segmented_scan", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
-constexpr kernel_info scan_by_key_info{"scan_by_key", AKX_MAX_BLOCK_SCAN, 56, scan_load_batch<float>, true};
+// Launch bounds and loads in flight as the scan tiles'. Registers: the kernel's class (kernel_info.registers), the most ptxas gave any prebuilt
+// instance for sm_90 (CUDA 13.0) rounded up to 8; bench/RESULTS.md, "Declared registers".
+constexpr kernel_info segmented_reduce_info{"segmented_reduce", AKX_MAX_BLOCK_SCAN, 80, scan_load_batch<float>, true};
+constexpr kernel_info reduce_by_key_info{"reduce_by_key", AKX_MAX_BLOCK_SCAN, 80, scan_load_batch<float>, true};
+constexpr kernel_info segmented_scan_info{"segmented_scan", AKX_MAX_BLOCK_SCAN, 64, scan_load_batch<float>, true};
+constexpr kernel_info scan_by_key_info{"scan_by_key", AKX_MAX_BLOCK_SCAN, 80, scan_load_batch<float>, true};
 
 // A view of the dynamic shared memory `at` bytes after its start (the plan's byte offsets).
 template <class U, class T>
@@ -728,18 +728,18 @@ struct segmented_kernels {
     const size_t smem = (size_t)p.smem_bytes;
     if constexpr (is_same<Dst, void>::value) {
       if (p.by_keys)
-        return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, Acc, Op>(reduce_by_key_info), scan_load_batch<Acc>,
+        return AKX_LAUNCH((with_loads_in_flight(reduce_by_key_info, scan_load_batch<Acc>,
                                                 p.items_per_thread)),
                           (segmented_reduce_kernel<Src, Acc, Op, true>), grid, block, smem, stream, p);
-      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, void, Acc, Op>(segmented_reduce_info), scan_load_batch<Acc>,
+      return AKX_LAUNCH((with_loads_in_flight(segmented_reduce_info, scan_load_batch<Acc>,
                                               p.items_per_thread)),
                         (segmented_reduce_kernel<Src, Acc, Op, false>), grid, block, smem, stream, p);
     } else {
       if (p.by_keys)
-        return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(scan_by_key_info), scan_load_batch<Acc>,
+        return AKX_LAUNCH((with_loads_in_flight(scan_by_key_info, scan_load_batch<Acc>,
                                                 p.items_per_thread)),
                           (segmented_scan_kernel<Src, Dst, Acc, Op, true>), grid, block, smem, stream, p);
-      return AKX_LAUNCH((with_loads_in_flight(resourced<Src, Dst, Acc, Op>(segmented_scan_info), scan_load_batch<Acc>,
+      return AKX_LAUNCH((with_loads_in_flight(segmented_scan_info, scan_load_batch<Acc>,
                                               p.items_per_thread)),
                         (segmented_scan_kernel<Src, Dst, Acc, Op, false>), grid, block, smem, stream, p);
     }

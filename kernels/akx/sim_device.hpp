@@ -36,7 +36,6 @@ struct dim3 {
 };
 
 namespace akx {
-struct kernel_resources_row;  // kernels/akx/kernel_resources.cuh
 namespace sim {
 using site = std::source_location;
 
@@ -120,12 +119,10 @@ struct launch_desc;
   X(akx_status, run_kernel, (const launch_desc &d, void (*fn)(void *), void *closure),        \
     (d, fn, closure))                                                                          \
   X(const thread_view *, lane, (), ())                                                         \
-  X(akx_status, fail_text, (akx_status status, const char *text), (status, text))             \
-  X(const ::akx::kernel_resources_row *, find_kernel_resources,                                    \
-    (const char *function, int src, int dst, int acc, int op), (function, src, dst, acc, op))
+  X(akx_status, fail_text, (akx_status status, const char *text), (status, text))
 
 // The table a module gets (src/sim/module_api.cpp fills it). `version` changes with the list.
-#define AKX_SIM_RUNTIME_VERSION 3
+#define AKX_SIM_RUNTIME_VERSION 4
 #define AKX_SIM_RUNTIME_FIELD_(R, name, params, args) R(*name) params;
 struct runtime_api {
   uint32_t version, size;  // AKX_SIM_RUNTIME_VERSION, sizeof(runtime_api)
@@ -167,14 +164,13 @@ struct launch_desc {
   size_t dyn_smem;
   int max_threads, registers, loads_in_flight;
   bool smem_optin;
-  int static_smem;  // kernel_info.static_smem: -1 unknown
   // The kernel itself (its address; set by launch): what its process-wide attributes are
   // kept by (src/core/launch_rules.h), as CUDA keeps them per function.
   const void *kernel = nullptr;
 };
 inline launch_desc make_launch_desc(const kernel_info &k, dim3 grid, dim3 block, size_t smem) {
   return launch_desc{k.name, grid, block, smem, k.max_threads, k.registers, k.loads_in_flight,
-                     k.smem_optin, k.static_smem};
+                     k.smem_optin};
 }
 // run_kernel (the list above) runs fn(closure) once per thread of every block. Returns
 // AKX_SUCCESS, or AKX_ERROR_SIM_CHECK / AKX_ERROR_INVALID_ARGUMENT with akx_last_error() set.

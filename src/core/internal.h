@@ -81,10 +81,20 @@ akx_status akx__resolve_acc(akx_dtype src, akx_map map, akx_op op, int32_t reque
 /* AKX_ERROR_INTERNAL (nothing written) for an accumulator or op the validation refuses. */
 /* 1 when a scan of src with this accumulator and op has compiled kernels. */
 int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
+/* The prebuilt sets (kernels/akx/dtypes.cuh, akx::prebuilt_for): the library's (both
+ * backends), the tests' (the sim's test-only plugin, src/jit/test_kernels.h), and both (the
+ * CUDA backend of an AKX_CUDA_PREBUILT_ALL build). */
+typedef enum { AKX__PREBUILT_LIBRARY = 0, AKX__PREBUILT_TESTS = 1, AKX__PREBUILT_ALL = 2 } akx__prebuilt_set;
+/* What the backend's build prebuilds. */
+akx__prebuilt_set akx__backend_prebuilt_set(akx_backend backend);
 /* Whether a combination is in the backend's prebuilt set (kernels/akx/dtypes.cuh): else it is
  * compiled at run time (src/jit/builtin_instance.h). */
 int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, akx_backend backend);
 int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op, akx_backend backend);
+/* Whether c's kernels lie in `set`: a user op's never; a family that prebuilds the AUTO
+ * accumulator alone (akx__family_auto_acc_only), only that one; a family without accumulator
+ * and op (findall), in the library's. */
+int akx__combination_prebuilt(const akx__combination *c, akx__prebuilt_set set);
 /* 1 when some map makes (src, acc, op) a supported reduction: the reduction kernels are
  * compiled per (source, accumulator, op) and take the map at run time. */
 int akx__reduce_supported_any_map(akx_dtype src, akx_dtype acc, akx_op op);

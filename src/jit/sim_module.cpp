@@ -274,6 +274,18 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
   return s;
 }
 
+// Hands a dlopen'ed module the runtime table (its akx_sim_module_init), or closes it.
+akx_status init_module(void *dl, const char *name, const akx::sim::runtime_api *runtime, void **handle) {
+  auto init = reinterpret_cast<int (*)(const akx::sim::runtime_api *)>(dlsym(dl, "akx_sim_module_init"));
+  if (!init || init(runtime) != 0) {
+    dlclose(dl);
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", name,
+                     init ? "it was compiled against another runtime table" : "it has no akx_sim_module_init");
+  }
+  *handle = dl;
+  return AKX_SUCCESS;
+}
+
 // A loaded module: dlopen of the bytes from a file (dlopen needs one), removed at once. The
 // file goes to the first scratch directory whose files can be mapped executable: a noexec
 // mount refuses the dlopen, and the next directory is tried.
@@ -300,14 +312,7 @@ akx_status load_module(void *arg, const void *bytes, size_t size, void **handle)
     if (dl) break;
   }
   if (!dl) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(), why.c_str());
-  auto init = reinterpret_cast<int (*)(const akx::sim::runtime_api *)>(dlsym(dl, "akx_sim_module_init"));
-  if (!init || init(job->runtime) != 0) {
-    dlclose(dl);
-    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s: %s", job->name.c_str(),
-                     init ? "it was compiled against another runtime table" : "it has no akx_sim_module_init");
-  }
-  *handle = dl;
-  return AKX_SUCCESS;
+  return init_module(dl, job->name.c_str(), job->runtime, handle);
 }
 
 }  // namespace
@@ -333,6 +338,16 @@ extern "C" akx_status akx__sim_module_open(const void *runtime, const char *name
   akx__jit_key key;
   akx__jit_key_end(&h, &key);
   return akx__jit_cache_get(&key, ".so", build_module, load_module, &job, handle);
+}
+
+extern "C" akx_status akx__sim_module_load(const void *runtime, const char *name, const char *path, void **handle) {
+  if (!runtime) return akx__fail(AKX_ERROR_INTERNAL, "%s: no sim runtime table to load it with", name);
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *e = dlerror();
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot load %s (%s): %s", name, path, e ? e : "dlopen failed");
+  }
+  return init_module(dl, name, static_cast<const akx::sim::runtime_api *>(runtime), handle);
 }
 
 extern "C" akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry) {

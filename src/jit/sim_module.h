@@ -29,6 +29,10 @@ extern "C" {
  * lines quoted: akx__compile_log_get. */
 akx_status akx__sim_module_open(const void *runtime, const char *name, const char *unit, const akx_user_op_desc *user,
                                 void **handle);
+/* A module built ahead of time (the tests' plugin, src/jit/test_kernels.h) at `path`, dlopen'ed
+ * and handed the runtime table as a compiled unit is; AKX_ERROR_UNSUPPORTED with dlerror's
+ * sentence when it cannot be. */
+akx_status akx__sim_module_load(const void *runtime, const char *name, const char *path, void **handle);
 /* dlsym of an opened module; AKX_ERROR_INTERNAL naming both when absent. */
 akx_status akx__sim_module_symbol(void *handle, const char *name, const char *symbol, void **entry);
 

@@ -7,28 +7,6 @@
 #include "kernel_entries.h"
 #include "user_op.h"
 
-/* Whether the backend's prebuilt set holds the combination (kernels/akx/dtypes.cuh: the prebuilt
- * sets). A user op's is never prebuilt; a family without accumulator and op (findall) always is. */
-static int combination_prebuilt(akx_backend backend, const akx__combination *c) {
-  if (c->op >= AKX_USER_OP_FIRST) return 0;
-  if (akx__family_auto_acc_only(c->family)) {
-    /* The AUTO accumulator of the map's result (a scan's: of the identity map). */
-    const akx_map m = akx__family_kind(c->family) == AKX__KIND_SCAN ? AKX_MAP_IDENTITY : (akx_map)c->map;
-    akx_dtype a;
-    if (akx__resolve_acc((akx_dtype)c->src, m, (akx_op)c->op, AKX_DTYPE_AUTO, &a) != AKX_SUCCESS || (int32_t)a != c->acc)
-      return 0;
-  }
-  switch (akx__family_kind(c->family)) {
-    case AKX__KIND_REDUCE:
-      return akx__reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, backend);
-    case AKX__KIND_SCAN:
-      return akx__scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, backend);
-    case AKX__KIND_PLAIN: return 1;
-    case AKX__KIND_NONE: break;
-  }
-  return 0;
-}
-
 /* A unit compiled at run time is compiled, and on CUDA loaded into the context
  * (cudaLibraryLoadData), at its first use: work a capture cannot hold (a load may synchronize
  * the context and is not a node of the graph). While the stream captures, a call whose unit is
@@ -51,7 +29,7 @@ akx_status akx__route(const akx_context *ctx, const akx__combination *c, akx__en
   entry->prebuilt = NULL;
   entry->unit = NULL;
   const akx_backend b = ctx->be->kind;
-  if (c->op < AKX_USER_OP_FIRST && akx__prebuilt_serves(ctx, combination_prebuilt(b, c)))
+  if (c->op < AKX_USER_OP_FIRST && akx__prebuilt_serves(ctx, akx__combination_prebuilt(c, akx__backend_prebuilt_set(b))))
     return akx__prebuilt_launcher(b, c, &entry->prebuilt);
   if (c->op >= AKX_USER_OP_FIRST && !akx__user_op_find(ctx, (akx_op)c->op))
     return akx__fail(AKX_ERROR_INTERNAL, "a %s call names op %d, which is no user op of its context",

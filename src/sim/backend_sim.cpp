@@ -25,6 +25,7 @@
 #include "sim/runtime.hpp"
 #include "sim/sim_testing.hpp"
 #include "jit/builtin_instance.h"
+#include "jit/test_kernels.h"
 #include "jit/user_op.h"
 
 extern "C" int akx__sim_allocation_of(const akx_context *ctx, const void *p, const void **base, size_t *bytes);
@@ -196,10 +197,14 @@ akx_status sim_launch(akx_context *ctx, int, const akx__entry *entry, const void
   return reinterpret_cast<akx_status (*)(const void *, void *)>(entry->unit)(plan, nullptr);
 }
 
-// A unit the host compiler builds at run time: a user op's, or the one instance generator's for
-// a built-in combination (src/jit/builtin_instance.h); its akx_unit_entry is the launcher.
+// A combination outside the library's set: the tests' plugin's entry where it is loaded and
+// holds it (src/jit/test_kernels.h), else a unit the host compiler builds at run time: a user
+// op's, or the one instance generator's for a built-in combination
+// (src/jit/builtin_instance.h); its akx_unit_entry is the launcher.
 akx_status sim_runtime_unit(const akx_context *ctx, const akx__combination *c, void **unit) {
   if (c->op >= AKX_USER_OP_FIRST) return akx__user_op_launch_entry(ctx, c->op, c->family, c->src, c->dst, unit);
+  AKX_TRY(akx__test_kernels_entry(ctx, c, unit));
+  if (*unit) return AKX_SUCCESS;
   return akx__builtin_entry(ctx, c->family, (akx_dtype)c->src, (akx_dtype)c->dst, (akx_dtype)c->acc, (akx_op)c->op,
                             unit);
 }

@@ -73,8 +73,8 @@ akx_status check_configuration(const runtime &rt, const launch_desc &d, const ch
 
 // A kernel's attributes on a profile, as the CUDA backend's fill takes them from the driver
 // (src/cuda/backend_cuda.cu): the opt-in attribute is set once, to the profile's maximum less
-// the kernel's static shared memory (ptxas's figure where kernel_info has it, else what its
-// AKX_SHARED arrays took last time, else none yet).
+// the kernel's static shared memory (what its AKX_SHARED arrays took at its last launch under
+// that name, else none yet: the sim allocates them as threads reach them).
 struct fill_arg {
   const launch_desc *d;
   const runtime *rt;
@@ -82,11 +82,8 @@ struct fill_arg {
 akx_status fill_attributes(const void *, const void *, void *arg, akx__kernel_attributes *out) {
   const fill_arg &f = *static_cast<const fill_arg *>(arg);
   const akx__device_profile &p = *f.rt->profile;
-  int64_t statics = f.d->static_smem;
-  if (statics < 0) {
-    auto seen = f.rt->static_bytes_seen.find(f.d->name);
-    statics = seen != f.rt->static_bytes_seen.end() ? int64_t(seen->second) : 0;
-  }
+  auto seen = f.rt->static_bytes_seen.find(f.d->name);
+  const int64_t statics = seen != f.rt->static_bytes_seen.end() ? int64_t(seen->second) : 0;
   out->ptx_version = p.cc_major * 10 + p.cc_minor;
   out->static_bytes = statics;
   const int64_t attr = akx__dynamic_smem_attribute(f.d->smem_optin, p.shared_per_block, statics);
@@ -106,13 +103,12 @@ akx_status check_attribute(const runtime &rt, const launch_desc &d, const char *
 }
 
 // Blocks resident at once: the profile's occupancy (threads, registers, shared memory with
-// the static part: ptxas's figure of the kernel's instance when its kernel_info has it, else
-// what this kernel's AKX_SHARED arrays took last time) on every SM, capped by
+// the static part: what this kernel's AKX_SHARED arrays took at its last launch; registers:
+// its declared class, kernel_info.registers) on every SM, capped by
 // AKX_SIM_RESIDENT and the grid.
 uint32_t resident_blocks(runtime &rt, const launch_desc &d, uint32_t threads, uint64_t grid) {
   auto seen = rt.static_bytes_seen.find(d.name);
   uint64_t statics = seen != rt.static_bytes_seen.end() ? seen->second : 0;
-  if (d.static_smem >= 0) statics = uint64_t(d.static_smem);
   uint64_t per_sm = akx__sim_resident_blocks_per_sm(rt.profile, threads, d.dyn_smem + statics,
                                                     uint32_t(d.registers));
   uint64_t n = per_sm * uint64_t(rt.profile->sm_count);
