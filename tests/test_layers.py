@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctest layers: no include and no call goes up a layer.
+"""ctest layers: no include and no call goes up a layer, none joins two planners, no circle.
 
 The layers, bottom first, are written here once (LAYERS); the README's source map and
 the design card's layout name the same folders. A file may include, and its object may call, only
@@ -10,12 +10,18 @@ what lies in its own layer or below:
   - calls: every symbol an object of libakx's build leaves undefined (nm) against the layer of
     the object that defines it (the kernels' instance files, gen/*, belong to src/launch/,
     whose ladders they compile; the embedded headers' table to src/jit/).
+The planners' layer is a row of peers, one folder per family (src/scan, src/reduce,
+src/segmented, a new family's): an include or a call from one planner folder into another is an
+edge reported as up a layer does (what two planners share lies below them: src/tile/, src/core/).
+And no circle: the folders' graph of includes and calls (within a layer too: src/sim and
+src/cuda are one layer) has no cycle through two folders or more.
 libakx_dist (src/dist/) includes only the public headers (include/) and its own files.
 
 Usage: python3 tests/test_layers.py REPO_ROOT BUILD_DIR [--plant FILE:INCLUDE]...
-  --plant adds an #include to a file of the tree as if it were written there: the test of the
-  test (ctest layers_planted) plants an upward include and expects exit 1.
-Exit 0: no upward edge; 1: the upward edges, listed; 2: usage.
+  --plant adds an #include to a file of the tree as if it were written there: the tests of the
+  test (ctest layers_planted, layers_planted_peer, layers_planted_circle) plant an upward
+  include, one between two planners, and one closing a circle inside a layer, and expect exit 1.
+Exit 0: no such edge; 1: the edges and circles, listed; 2: usage.
 """
 import collections
 import glob
@@ -25,15 +31,21 @@ import subprocess
 import sys
 
 # Bottom first. A folder's layer is the first entry whose prefix matches it; "src/*" is every
-# other folder of src/ (each family's planner: src/reduce, src/scan, a new family's own).
+# other folder of src/ (each family's planner: src/reduce, src/scan, a new family's own), and
+# its folders are peers (PEERS): none may include or call another.
 LAYERS = [
     ("kernels", ["kernels/akx"]),
     ("core", ["src/core"]),
     ("jit", ["src/jit"]),
     ("backends", ["src/sim", "src/cuda", "src/nocuda"]),
     ("launch", ["src/launch"]),
+    # What the planners of tiles share (docs/tile.md): the look-back's sizing and grant, the
+    # tile tuning, the count-back, the scan op rule; above launch (it takes the workspace and
+    # resolves user ops), below every planner that calls it.
+    ("tile", ["src/tile"]),
     ("planners", ["src/*"]),
 ]
+PEERS = "planners"
 # The include paths of libakx's objects (CMakeLists.txt, akx_objs), after the file's folder.
 INCLUDE_PATHS = ["include", "kernels", ".", "src", "src/core", "src/jit", "src/reduce", "src/scan"]
 SOURCE_EXT = (".c", ".cpp", ".cu", ".h", ".hpp", ".cuh", ".inc", ".inl")
@@ -47,11 +59,88 @@ def layer_of(rel):
     for i, (name, prefixes) in enumerate(LAYERS):
         for p in prefixes:
             if p.endswith("/*"):
-                if rel.startswith(p[:-1]) and "/" in rel[len(p) - 1:]:
+                # A file in a folder of src/, or the folder itself (an object's source folder:
+                # object_layer; the planners' objects were left out of the calls without it).
+                rest = rel[len(p) - 1:]
+                if rel.startswith(p[:-1]) and rest and ("/" in rest or "." not in rest):
                     return i, name
             elif rel == p or rel.startswith(p + "/"):
                 return i, name
     return None
+
+
+def folder_of(rel):
+    """The folder whose layer holds rel: its src/ folder, or kernels/akx."""
+    parts = rel.split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else os.path.dirname(rel)
+
+
+def crossing(a, b, rel, target):
+    """Why the edge rel (layer a) -> target (layer b) is refused, or None."""
+    if b[0] > a[0]:
+        return "up a layer"
+    if a[1] == b[1] == PEERS and folder_of(rel) != folder_of(target):
+        return "between planners"
+    return None
+
+
+def circles(edges):
+    """Every cycle of two folders or more in {(folder, folder)}: its strongly connected
+    components (Tarjan), each as "a -> b -> ... -> a" along edges of the graph."""
+    graph = collections.defaultdict(set)
+    for a, b in edges:
+        if a != b:
+            graph[a].add(b)
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(list(graph)):
+        if v not in index:
+            visit(v)
+    paths = []
+    for comp in out:
+        # A walk from the first folder back to it inside the component (breadth first).
+        start, inside = comp[0], set(comp)
+        prev, frontier, back = {start: None}, [start], None
+        while frontier and back is None:
+            nxt = []
+            for v in frontier:
+                for w in sorted(graph[v] & inside):
+                    if w == start:
+                        back = v
+                        break
+                    if w not in prev:
+                        prev[w] = v
+                        nxt.append(w)
+                if back is not None:
+                    break
+            frontier = nxt
+        walk, v = [start], back
+        while v is not None and v != start:
+            walk.insert(1, v)
+            v = prev[v]
+        paths.append(" -> ".join(walk + [start]) + f" ({len(comp)} folders)")
+    return paths
 
 
 def resolve(root, rel_file, inc):
@@ -85,7 +174,7 @@ def include_edges(root, planted):
     return edges, len(files)
 
 
-def check_includes(root, planted):
+def check_includes(root, planted, folders):
     bad = []
     edges, n = include_edges(root, planted)
     for rel, target, inc in edges:
@@ -94,8 +183,12 @@ def check_includes(root, planted):
                 bad.append(f"{rel}: #include \"{inc}\" ({target}): libakx_dist uses the public headers only")
             continue
         a, b = layer_of(rel), layer_of(target)
-        if a and b and b[0] > a[0]:
-            bad.append(f"{rel} ({a[1]}): #include \"{inc}\" reaches up into {target} ({b[1]})")
+        if not (a and b):
+            continue
+        folders.add((folder_of(rel), folder_of(target)))
+        why = crossing(a, b, rel, target)
+        if why:
+            bad.append(f"{why}: {rel} ({a[1]}): #include \"{inc}\" reaches into {target} ({b[1]})")
     return bad, n, len(edges)
 
 
@@ -108,7 +201,7 @@ def object_layer(build, obj):
     return layer_of(os.path.dirname(src)), src
 
 
-def check_calls(root, build):
+def check_calls(root, build, folders):
     objs = []
     for o in glob.glob(os.path.join(build, "CMakeFiles", "akx_objs.dir", "**", "*.o"), recursive=True):
         layer, name = object_layer(build, o)
@@ -137,8 +230,10 @@ def check_calls(root, build):
                 continue
             calls += 1
             tl, tname = defined[sym]
-            if tl[0] > layer[0]:
-                bad.append(f"{name} ({layer[1]}) calls {sym} of {tname} ({tl[1]})")
+            folders.add((folder_of(name), folder_of(tname)))
+            why = crossing(layer, tl, name, tname)
+            if why:
+                bad.append(f"{why}: {name} ({layer[1]}) calls {sym} of {tname} ({tl[1]})")
     return bad, len(objs), calls
 
 
@@ -156,13 +251,18 @@ def main(argv):
         f, inc = rest[1].split(":", 1)
         planted[f].append(inc)
         rest = rest[2:]
-    inc_bad, nfiles, nincs = check_includes(root, planted)
-    call_bad, nobjs, ncalls = check_calls(root, build)
+    folders = set()
+    inc_bad, nfiles, nincs = check_includes(root, planted, folders)
+    call_bad, nobjs, ncalls = check_calls(root, build, folders)
+    circ = circles(folders)
     order = " < ".join(name for name, _ in LAYERS)
-    print(f"layers {order}: {nfiles} files, {nincs} includes; {nobjs} objects, {ncalls} calls across objects")
+    print(f"layers {order} (the {PEERS} peers): {nfiles} files, {nincs} includes; {nobjs} objects, "
+          f"{ncalls} calls across objects; {len(folders)} folder edges")
     for b in inc_bad + call_bad:
-        print("  up a layer:", b)
-    return 1 if inc_bad or call_bad else 0
+        print("  " + b)
+    for c in circ:
+        print("  a circle:", c)
+    return 1 if inc_bad or call_bad or circ else 0
 
 
 if __name__ == "__main__":

@@ -170,6 +170,10 @@ akx_status akx__sim_set_capturing(akx_context *ctx, int capturing);
  * interrupted mid-launch, for tests. 0 cancels. */
 akx_status akx__sim_interrupt_after(akx_context *ctx, uint64_t blocks);
 extern const akx__backend akx__backend_cuda; /* open() fails with NO_DEVICE when built without CUDA */
+/* Enqueues a copy of `bytes` of device memory on a CUDA context's stream and returns: no
+ * synchronization, so a graph capture takes it (the count-back to device memory,
+ * src/tile/tile.c; the backend's memcpy waits for its copy). Without CUDA: AKX_ERROR_NO_DEVICE. */
+akx_status akx__cuda_copy_async(akx_context *ctx, void *dst, const void *src, size_t bytes);
 
 /* The CUDA backend's launch of a plan through a run-time module (src/cuda/runtime_kernels.cu:
  * each family's akx__cuda_runtime_<name>, from the family list). */

@@ -62,6 +62,17 @@ akx_status akx__check_block_size(const akx_context *ctx, int32_t block_size, int
 akx_status akx__check_items_per_thread(int32_t items_per_thread, int32_t most);
 /* Checks opts' tuning overrides against the device. */
 akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts *opts);
+/* A scan's opts (akx_scan's, akx_segmented_scan's, akx_scan_by_key's): the scan tiles' block
+ * (kernels/akx/block_limits.h), items per thread, exclusive 0 or 1. */
+akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *opts);
+/* akx__check_array's checks of a 1-d array `name` (any stride; zero only for AKX__ARRAY_SOURCE
+ * in flags). */
+akx_status akx__check_line(const akx_context *ctx, const akx_array *a, const char *name, int flags,
+                           akx__extent *e);
+/* keys (akx_scan_by_key's, akx_reduce_by_key's): a line of bool or an integer dtype and n
+ * elements, n being `n_of` ("src->shape[0]"); `memory`: AKX__ARRAY_MEMORY or 0. */
+akx_status akx__check_keys(const akx_context *ctx, const akx_array *keys, int64_t n, const char *n_of,
+                           int memory, akx__extent *e);
 /* A piece's positions (akx_mapreduce_piece, akx_reduce_dims_piece, akx_findall_piece): base,
  * block and skip, none negative. */
 akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip);

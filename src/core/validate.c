@@ -215,6 +215,44 @@ akx_status akx__check_reduce_opts(const akx_context *ctx, const akx_reduce_opts 
   return AKX_SUCCESS;
 }
 
+akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
+  if (!o) return AKX_SUCCESS;
+  AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_SCAN, "scan"));
+  AKX_TRY(akx__check_items_per_thread(o->items_per_thread, 64));
+  if (o->exclusive != 0 && o->exclusive != 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->exclusive is %d; it must be 0 or 1",
+                     (int)o->exclusive);
+  return AKX_SUCCESS;
+}
+
+akx_status akx__check_line(const akx_context *ctx, const akx_array *a, const char *name, int flags,
+                           akx__extent *e) {
+  AKX_TRY(akx__check_array(ctx, a, name, flags, e));
+  if (a->ndim != 1)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->ndim is %d; %s is 1-d", name, (int)a->ndim, name);
+  return AKX_SUCCESS;
+}
+
+static int is_key_dtype(akx_dtype t) {
+  switch (t) {
+    case AKX_BOOL: case AKX_INT8: case AKX_INT16: case AKX_INT32: case AKX_INT64:
+    case AKX_UINT8: case AKX_UINT16: case AKX_UINT32: case AKX_UINT64: return 1;
+    default: return 0;
+  }
+}
+
+akx_status akx__check_keys(const akx_context *ctx, const akx_array *keys, int64_t n, const char *n_of,
+                           int memory, akx__extent *e) {
+  AKX_TRY(akx__check_line(ctx, keys, "keys", AKX__ARRAY_SOURCE | memory, e));
+  if (!is_key_dtype(keys->dtype))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "keys->dtype is %s; keys are bool or an integer dtype (runs of "
+                     "equal keys: a float's equality is not a key's)", akx_dtype_name(keys->dtype));
+  if (keys->shape[0] != n)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "keys->shape[0] is %" PRId64 " but %s is %" PRId64 "; they must match",
+                     keys->shape[0], n_of, n);
+  return AKX_SUCCESS;
+}
+
 akx_status akx__check_piece_positions(int64_t base, int64_t block, int64_t skip) {
   if (base < 0 || block < 0 || skip < 0)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece->position_base, _block and _skip are %" PRId64

@@ -450,6 +450,17 @@ extern "C" akx_status akx__cuda_on_context_device(const akx_context *ctx, akx_st
 }
 
 // In the order of akx__backend's members (C++17 has no designated initializers).
+// No cudaStreamSynchronize (cuda_memcpy's): the copy runs behind the stream's launches, and a
+// capture records it as a node of the graph.
+extern "C" akx_status akx__cuda_copy_async(akx_context *ctx, void *dst, const void *src, size_t bytes) {
+  if (bytes == 0) return AKX_SUCCESS;
+  device_scope scope(ctx->device);
+  AKX_TRY(scope.check());
+  cudaError_t e = CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_of(ctx)));
+  if (e != cudaSuccess) return cuda_fail(AKX_ERROR_DEVICE, e, "cudaMemcpyAsync");
+  return AKX_SUCCESS;
+}
+
 extern "C" const akx__backend akx__backend_cuda = {
     AKX_BACKEND_CUDA,      // kind
     cuda_open,             // open

@@ -39,6 +39,7 @@ static akx_status nocuda_run(akx_context *ctx, akx_status (*fn)(void *, void *, 
   return unavailable();
 }
 
+akx_status akx__cuda_copy_async(akx_context *ctx, void *dst, const void *src, size_t bytes) { return unavailable(); }
 
 const akx__backend akx__backend_cuda = {
     .kind = AKX_BACKEND_CUDA,

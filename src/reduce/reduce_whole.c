@@ -196,18 +196,6 @@ akx_status akx__reduce_whole_run(akx_context *ctx, const akx_array *src, const a
   return akx__finish_host(op, acc, bare, &host);
 }
 
-void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
-                                  const akx__user_op *user, void *dst, akx_dtype dst_dtype) {
-  memset(f, 0, sizeof *f);
-  f->dst = dst;
-  f->dst_dtype = dst_dtype;
-  f->fold = opts ? opts->fold : 0;
-  if (opts && opts->init) {
-    f->has_init = 1;
-    akx__acc_init(f->init, opts->init, acc, user);
-  }
-}
-
 /* akx_mapreduce's result and where, for acc (or a user op's accumulator). */
 static akx_status check_result(akx_context *ctx, akx_dtype acc, const akx__user_op *user, void *result,
                                akx_where where) {

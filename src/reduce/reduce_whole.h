@@ -3,6 +3,7 @@
 #define AKX_REDUCE_WHOLE_H
 #include "internal.h"
 #include "jit/user_op.h"
+#include "tile/tile.h" /* akx__reduce_finish_from_opts */
 
 /* Validates ctx, src, map, op, opts; resolves the accumulator; refuses an empty MIN/MAX
  * without init. *user: the op's user op (ARGMIN/ARGMAX or akx_user_op_create's), else NULL;
@@ -32,7 +33,4 @@ akx_status akx__reduce_whole_piece(akx_context *ctx, const akx_array *src, const
                                    akx_map map, akx_op op, const akx_reduce_opts *opts, akx_dtype acc,
                                    const akx__user_op *user, const akx_reduce_piece_t *piece,
                                    const akx__finish *f, void *host_result);
-/* The finish of opts' init and fold into dst of dst_dtype. */
-void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
-                                  const akx__user_op *user, void *dst, akx_dtype dst_dtype);
 #endif

@@ -91,9 +91,8 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     AKX__LOOKBACK_INTO(p, lp);
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
-    /* kernels/akx/lookback.cuh's header: the count at byte 16. */
-    AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total,
-                            AKX_COPY_DEVICE_TO_HOST));
+    /* The total: the look-back header's count, stored by the last tile. */
+    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, AKX_HOST));
   }
   *count = total;
   if (total > p.capacity)

@@ -10,48 +10,6 @@
 #include "jit/user_op.h"
 #include "tuning.h"
 
-akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *o) {
-  if (!o) return AKX_SUCCESS;
-  AKX_TRY(akx__check_block_size(ctx, o->block_size, AKX_MAX_BLOCK_SCAN, "scan"));
-  AKX_TRY(akx__check_items_per_thread(o->items_per_thread, 64));
-  if (o->exclusive != 0 && o->exclusive != 1)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "opts->exclusive is %d; it must be 0 or 1",
-                     (int)o->exclusive);
-  return AKX_SUCCESS;
-}
-
-akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
-                                const char *call, akx_dtype *acc, akx__user_op **user) {
-  *acc = AKX_DTYPE_AUTO;
-  *user = NULL;
-  AKX_TRY(akx__user_op_resolve(ctx, op, src, AKX_MAP_IDENTITY, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0, call,
-                               user));
-  if (*user) {
-    /* dst takes any dtype: the op's store (or D(a)) converts. */
-    if (opts && opts->exclusive && !opts->init && !(*user)->info.has_identity)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
-                       "gives the first output", (int)op);
-  } else {
-    AKX_TRY(akx__resolve_acc(src, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
-    /* resolve_acc took every accumulator the reductions take; dst may be any dtype: the store
-     * converts once (combinations outside the prebuilt set compile at run time). */
-  }
-  if (opts && opts->exclusive && !opts->init && (op == AKX_OP_MIN || op == AKX_OP_MAX))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
-                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for "
-                     "the first output (as numpy)",
-                     akx__op_name(op), akx__op_name(op));
-  return AKX_SUCCESS;
-}
-
-akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
-                                  int32_t items_per_thread) {
-  const akx__tuning over = {block_size, items_per_thread, 0};
-  return akx__tuning_lookup(AKX__TUNE_SCAN_TILE, ctx->info.cc_major, ctx->info.cc_minor,
-                            partial_size, &over);
-}
-
 /* Kept dim d (size, src stride, dst stride) into the outer maps, then the fold of them all
  * (src/core/canonical.c): largest |src stride| first, merged where both arrays step over a dim
  * without a gap. */
@@ -261,29 +219,6 @@ akx_status akx__scan_prepare(const akx_context *ctx, const akx_array *dst, const
   if (p->shape == AKX__SCAN_COLUMNS) AKX_TRY(size_columns(ctx, opts, piece, acc_size, p, ws_bytes));
   else AKX_TRY(akx__scan_size_tiles(ctx, opts, acc_size, akx__acc_align(c.acc, c.user), p, ws_bytes));
   if (p->n * p->slices == 0 && !piece) *ws_bytes = 0; /* nothing to scan: no workspace */
-  return AKX_SUCCESS;
-}
-
-akx__ws_need akx__lookback_need(int64_t tiles, size_t node) {
-  /* kernels/akx/lookback.cuh: the header and a flag per tile in the tags, a node per tile in
-   * the scratch. */
-  const akx__ws_need need = {{1, tiles, 0, 0}, (size_t)tiles * node, 0, 0};
-  return need;
-}
-
-size_t akx__lookback_bytes(int64_t tiles, size_t node) {
-  const akx__ws_need need = akx__lookback_need(tiles, node);
-  return akx__ws_need_bytes(&need);
-}
-
-akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
-                              akx__ws_grant *g) {
-  AKX_TRY(akx__workspace_lookback(ctx, need, g));
-  lp->status = g->ptr;
-  lp->epoch = g->epoch;
-  lp->reset_status = !g->trusted;
-  lp->reset_flags = g->reset_flags;
-  lp->nodes_at = (int64_t)((char *)g->scratch - (char *)g->ptr);
   return AKX_SUCCESS;
 }
 

@@ -3,41 +3,8 @@
 #define AKX_SCAN_PLAN_H
 #include "internal.h"
 #include "tuning.h"
+#include "tile/tile.h" /* the look-back, the tile tuning, the scan op rule */
 
-akx_status akx__check_scan_opts(const akx_context *ctx, const akx_scan_opts *opts);
-/* A scan's op over src (user ops resolved by their registry) and its accumulator, with the rule
- * every scan keeps: an exclusive scan of an op without a neutral element (MIN, MAX, a user op
- * without identity) needs opts->init. `call` names the call in a user op's refusals. */
-struct akx__user_op;
-akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
-                                const char *call, akx_dtype *acc, struct akx__user_op **user);
-/* The tile scans' tuning row for partials of this size, with the caller's overrides. */
-akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
-                                  int32_t items_per_thread);
-/* A look-back over `tiles` tiles with nodes of `node` bytes: its header and flags in the
- * workspace's tags, its nodes in the scratch (src/core/workspace_regions.h); the bytes on a
- * buffer of its own (what the size queries give). */
-akx__ws_need akx__lookback_need(int64_t tiles, size_t node);
-size_t akx__lookback_bytes(int64_t tiles, size_t node);
-/* A look-back call's status (akx__workspace_lookback of `need`: akx__lookback_need's, or
- * with more scratch after the nodes), as the tile plans carry it. */
-typedef struct {
-  void *status;
-  uint32_t epoch;
-  int32_t reset_status;
-  int64_t reset_flags, nodes_at;
-} akx__lookback_plan;
-akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
-                              akx__ws_grant *g);
-/* Into a tile plan (the scan's, findall's). */
-#define AKX__LOOKBACK_INTO(plan, lp)        \
-  do {                                      \
-    (plan).status = (lp).status;            \
-    (plan).epoch = (lp).epoch;              \
-    (plan).reset_status = (lp).reset_status; \
-    (plan).reset_flags = (lp).reset_flags;  \
-    (plan).nodes_at = (lp).nodes_at;        \
-  } while (0)
 /* A tile's dynamic shared memory (its runs of partial_size-byte partials in this layout), or
  * AKX_ERROR_INVALID_ARGUMENT when the runs and the static scratch of node_size-byte nodes do
  * not fit the device's per-block maximum (src/scan/tile_shared.cpp). */

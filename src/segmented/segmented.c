@@ -9,26 +9,16 @@
 #include "akx/block_limits.h"
 #include "jit/user_op.h"
 #include "launch/route.h"
-#include "reduce_whole.h"
-#include "scan_plan.h"
 #include "segment_shared.h"
+#include "tile/tile.h"
 
 /* ---- checks ------------------------------------------------------------------------------------- */
-
-/* A 1-d array of any stride (zero only in sources, `flags`). */
-static akx_status check_line(const akx_context *ctx, const akx_array *a, const char *name, int flags,
-                             akx__extent *e) {
-  AKX_TRY(akx__check_array(ctx, a, name, flags, e));
-  if (a->ndim != 1)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s->ndim is %d; %s is 1-d", name, (int)a->ndim, name);
-  return AKX_SUCCESS;
-}
 
 /* offsets: 1-d, int32 or int64, nseg + 1 entries (`nseg_of` names where nseg comes from: dst's
  * length); NULL nseg_of: any number of segments, so at least the one entry (the scans). */
 static akx_status check_offsets(const akx_context *ctx, const akx_array *offsets, int64_t nseg, const char *nseg_of,
                                 int memory, akx__extent *e) {
-  AKX_TRY(check_line(ctx, offsets, "offsets", AKX__ARRAY_SOURCE | memory, e));
+  AKX_TRY(akx__check_line(ctx, offsets, "offsets", AKX__ARRAY_SOURCE | memory, e));
   if (offsets->dtype != AKX_INT32 && offsets->dtype != AKX_INT64)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "offsets->dtype is %s; offsets are int32 or int64",
                      akx_dtype_name(offsets->dtype));
@@ -38,25 +28,6 @@ static akx_status check_offsets(const akx_context *ctx, const akx_array *offsets
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "offsets->shape[0] is %" PRId64 "; it must be %s + 1 = %" PRId64 " (segment s is "
                      "[offsets[s], offsets[s + 1]))", offsets->shape[0], nseg_of, nseg + 1);
-  return AKX_SUCCESS;
-}
-
-static int is_key_dtype(akx_dtype t) {
-  switch (t) {
-    case AKX_BOOL: case AKX_INT8: case AKX_INT16: case AKX_INT32: case AKX_INT64:
-    case AKX_UINT8: case AKX_UINT16: case AKX_UINT32: case AKX_UINT64: return 1;
-    default: return 0;
-  }
-}
-static akx_status check_keys(const akx_context *ctx, const akx_array *keys, int64_t n, const char *n_of, int memory,
-                             akx__extent *e) {
-  AKX_TRY(check_line(ctx, keys, "keys", AKX__ARRAY_SOURCE | memory, e));
-  if (!is_key_dtype(keys->dtype))
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "keys->dtype is %s; keys are bool or an integer dtype (runs of "
-                     "equal keys: a float's equality is not a key's)", akx_dtype_name(keys->dtype));
-  if (keys->shape[0] != n)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "keys->shape[0] is %" PRId64 " but %s is %" PRId64 "; they must match",
-                     keys->shape[0], n_of, n);
   return AKX_SUCCESS;
 }
 
@@ -276,8 +247,8 @@ static akx_status segmented_reduce_prepare(const akx_context *cctx, const akx_ar
   const int mem = memory ? AKX__ARRAY_MEMORY : 0;
   akx__extent se, de, oe;
   AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(check_line(ctx, src, "src", AKX__ARRAY_SOURCE | mem, &se));
-  AKX_TRY(check_line(ctx, dst, "dst", mem, &de));
+  AKX_TRY(akx__check_line(ctx, src, "src", AKX__ARRAY_SOURCE | mem, &se));
+  AKX_TRY(akx__check_line(ctx, dst, "dst", mem, &de));
   AKX_TRY(check_offsets(ctx, offsets, dst->shape[0], "dst->shape[0]", mem, &oe));
   akx_dtype acc;
   akx__user_op *u;
@@ -320,8 +291,8 @@ akx_status akx_segmented_reduce_workspace_size(const akx_context *ctx, const akx
 /* dst and src: 1-d, one length; in place only as the same view. */
 static akx_status check_scan_arrays(const akx_context *ctx, const akx_array *dst, const akx_array *src, int mem,
                                     akx__extent *de, akx__extent *se) {
-  AKX_TRY(check_line(ctx, src, "src", AKX__ARRAY_SOURCE | mem, se));
-  AKX_TRY(check_line(ctx, dst, "dst", mem, de));
+  AKX_TRY(akx__check_line(ctx, src, "src", AKX__ARRAY_SOURCE | mem, se));
+  AKX_TRY(akx__check_line(ctx, dst, "dst", mem, de));
   if (dst->shape[0] != src->shape[0])
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "dst->shape[0] is %" PRId64 " but src->shape[0] is %" PRId64 "; a scan keeps the length",
@@ -341,7 +312,7 @@ static akx_status segmented_scan_prepare(const akx_context *cctx, const akx_arra
   akx__extent se, de, xe;
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(check_scan_arrays(ctx, dst, src, mem, &de, &se));
-  if (keys) AKX_TRY(check_keys(ctx, keys, src->shape[0], "src->shape[0]", mem, &xe));
+  if (keys) AKX_TRY(akx__check_keys(ctx, keys, src->shape[0], "src->shape[0]", mem, &xe));
   else AKX_TRY(check_offsets(ctx, offsets, 0, NULL, mem, &xe));
   akx_dtype acc;
   akx__user_op *u;
@@ -392,13 +363,13 @@ static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_o
   const int mem = AKX__ARRAY_MEMORY;
   akx__extent ke, ve, koe, voe;
   AKX_TRY(akx__check_context(ctx));
-  AKX_TRY(check_line(ctx, values, "values", AKX__ARRAY_SOURCE | mem, &ve));
-  AKX_TRY(check_keys(ctx, keys, values->shape[0], "values->shape[0]", mem, &ke));
-  AKX_TRY(check_line(ctx, keys_out, "keys_out", mem, &koe));
+  AKX_TRY(akx__check_line(ctx, values, "values", AKX__ARRAY_SOURCE | mem, &ve));
+  AKX_TRY(akx__check_keys(ctx, keys, values->shape[0], "values->shape[0]", mem, &ke));
+  AKX_TRY(akx__check_line(ctx, keys_out, "keys_out", mem, &koe));
   if (keys_out->dtype != keys->dtype)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "keys_out->dtype is %s but keys->dtype is %s; they must match",
                      akx_dtype_name(keys_out->dtype), akx_dtype_name(keys->dtype));
-  AKX_TRY(check_line(ctx, values_out, "values_out", mem, &voe));
+  AKX_TRY(akx__check_line(ctx, values_out, "values_out", mem, &voe));
   akx_dtype acc;
   akx__user_op *u;
   AKX_TRY(check_reduce_op(ctx, values, values_out, "values_out", map, op, opts, "akx_reduce_by_key", &acc, &u));
@@ -417,8 +388,8 @@ static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_o
   int64_t total = 0;
   if (p.n > 0) {
     AKX_TRY(run(ctx, AKX__FAMILY_SEGMENTED_REDUCE, &p, &need));
-    /* kernels/akx/lookback.cuh's header: the count at byte 16, stored by the last tile. */
-    AKX_TRY(ctx->be->memcpy(ctx, &total, (char *)p.status + 16, sizeof total, AKX_COPY_DEVICE_TO_HOST));
+    /* The runs: the look-back header's count, stored by the last tile. */
+    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, AKX_HOST));
   }
   *runs = total;
   if (total > p.capacity)

@@ -1,0 +1,90 @@
+/* The tile layer (src/tile/tile.h, docs/tile.md): the look-back's host side, the tile tuning,
+ * the count-back, and the op rules the planners of two families share. Moved here from
+ * src/scan/scan.c and src/reduce/reduce_whole.c, unchanged, so that src/segmented/ calls no
+ * other planner (tests/test_layers.py: the planners are peers). */
+#include <string.h>
+#include "tile/tile.h"
+#include "jit/user_op.h"
+
+/* ---- the look-back ------------------------------------------------------------------------------ */
+
+akx__ws_need akx__lookback_need(int64_t tiles, size_t node) {
+  /* kernels/akx/lookback.cuh: the header and a flag per tile in the tags, a node per tile in
+   * the scratch. */
+  const akx__ws_need need = {{1, tiles, 0, 0}, (size_t)tiles * node, 0, 0};
+  return need;
+}
+
+size_t akx__lookback_bytes(int64_t tiles, size_t node) {
+  const akx__ws_need need = akx__lookback_need(tiles, node);
+  return akx__ws_need_bytes(&need);
+}
+
+akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
+                              akx__ws_grant *g) {
+  AKX_TRY(akx__workspace_lookback(ctx, need, g));
+  lp->status = g->ptr;
+  lp->epoch = g->epoch;
+  lp->reset_status = !g->trusted;
+  lp->reset_flags = g->reset_flags;
+  lp->nodes_at = (int64_t)((char *)g->scratch - (char *)g->ptr);
+  return AKX_SUCCESS;
+}
+
+akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *count, akx_where where) {
+  const char *at = (const char *)status + akx__lookback_count_offset;
+  if (where == AKX_HOST) return ctx->be->memcpy(ctx, count, at, sizeof *count, AKX_COPY_DEVICE_TO_HOST);
+  if (where != AKX_DEVICE)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
+  /* CUDA: enqueued behind the launch that stored the count, not waited for. The sim's launches
+   * and copies run at once and its memcpy waits for nothing (src/sim/backend_sim.cpp,
+   * sim_memcpy): its copy is that enqueue. */
+  if (ctx->be->kind == AKX_BACKEND_CUDA) return akx__cuda_copy_async(ctx, count, at, sizeof *count);
+  return ctx->be->memcpy(ctx, count, at, sizeof *count, AKX_COPY_DEVICE_TO_DEVICE);
+}
+
+/* ---- the tuning and the ops' rules ---------------------------------------------------------------- */
+
+akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
+                                  int32_t items_per_thread) {
+  const akx__tuning over = {block_size, items_per_thread, 0};
+  return akx__tuning_lookup(AKX__TUNE_SCAN_TILE, ctx->info.cc_major, ctx->info.cc_minor,
+                            partial_size, &over);
+}
+
+akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
+                                const char *call, akx_dtype *acc, akx__user_op **user) {
+  *acc = AKX_DTYPE_AUTO;
+  *user = NULL;
+  AKX_TRY(akx__user_op_resolve(ctx, op, src, AKX_MAP_IDENTITY, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, 0, call,
+                               user));
+  if (*user) {
+    /* dst takes any dtype: the op's store (or D(a)) converts. */
+    if (opts && opts->exclusive && !opts->init && !(*user)->info.has_identity)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "opts->exclusive with op %d, which has no identity, needs opts->init: nothing "
+                       "gives the first output", (int)op);
+  } else {
+    AKX_TRY(akx__resolve_acc(src, AKX_MAP_IDENTITY, op, opts ? (int32_t)opts->acc : AKX_DTYPE_AUTO, acc));
+    /* resolve_acc took every accumulator the reductions take; dst may be any dtype: the store
+     * converts once (combinations outside the prebuilt set compile at run time). */
+  }
+  if (opts && opts->exclusive && !opts->init && (op == AKX_OP_MIN || op == AKX_OP_MAX))
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                     "opts->exclusive with op %s needs opts->init: %s has no neutral element for "
+                     "the first output (as numpy)",
+                     akx__op_name(op), akx__op_name(op));
+  return AKX_SUCCESS;
+}
+
+void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
+                                  const akx__user_op *user, void *dst, akx_dtype dst_dtype) {
+  memset(f, 0, sizeof *f);
+  f->dst = dst;
+  f->dst_dtype = dst_dtype;
+  f->fold = opts ? opts->fold : 0;
+  if (opts && opts->init) {
+    f->has_init = 1;
+    akx__acc_init(f->init, opts->init, acc, user);
+  }
+}

@@ -1,0 +1,71 @@
+/* The tile layer (docs/tile.md): what the planners of tiles share, below them all and above
+ * launch, jit and core (tests/test_layers.py, LAYERS). The look-back's host sizing and grant,
+ * the scan tiles' tuning, the count-back of the look-back header's count, and the op rules two
+ * families' planners both apply (a scan's op and accumulator; a reduction's finish from opts).
+ * Callers: src/scan/ (akx_scan, akx_scan_piece, akx_findall) and src/segmented/ (the segmented
+ * and keyed calls). */
+#ifndef AKX_TILE_H
+#define AKX_TILE_H
+#include "internal.h"
+#include "tuning.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the look-back (kernels/akx/lookback.cuh) ------------------------------------------------- */
+
+/* A look-back over `tiles` tiles with nodes of `node` bytes: its header and flags in the
+ * workspace's tags, its nodes in the scratch (src/core/workspace_regions.h); the bytes on a
+ * buffer of its own (what the size queries give). */
+akx__ws_need akx__lookback_need(int64_t tiles, size_t node);
+size_t akx__lookback_bytes(int64_t tiles, size_t node);
+/* A look-back call's status (akx__workspace_lookback of `need`: akx__lookback_need's, or
+ * with more scratch after the nodes), as the tile plans carry it. */
+typedef struct {
+  void *status;
+  uint32_t epoch;
+  int32_t reset_status;
+  int64_t reset_flags, nodes_at;
+} akx__lookback_plan;
+akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__lookback_plan *lp,
+                              akx__ws_grant *g);
+/* Into a tile plan (the scan's, findall's, the segment tile's). */
+#define AKX__LOOKBACK_INTO(plan, lp)        \
+  do {                                      \
+    (plan).status = (lp).status;            \
+    (plan).epoch = (lp).epoch;              \
+    (plan).reset_status = (lp).reset_status; \
+    (plan).reset_flags = (lp).reset_flags;  \
+    (plan).nodes_at = (lp).nodes_at;        \
+  } while (0)
+
+/* The byte offset of lookback_header::count in the header at a look-back's status
+ * (offsetof in src/tile/lookback_header.cpp, of the struct the kernels write). */
+extern const size_t akx__lookback_count_offset;
+/* The count the last tile stored in the header at `status` (findall's total, a by-key
+ * reduction's runs) into `count`. AKX_HOST: host memory, the copy waited for (the caller
+ * refused a capturing stream before anything changed); AKX_DEVICE: one int64 of device memory,
+ * the copy enqueued on the context's stream behind the launch, no synchronization (a graph
+ * capture takes it). Any other where: AKX_ERROR_INVALID_ARGUMENT. */
+akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *count, akx_where where);
+
+/* ---- the tiles' tuning and the ops' rules -------------------------------------------------- */
+
+/* The tile scans' tuning row for partials of this size, with the caller's overrides (the scan
+ * tiles', findall's neighbours, and the segment tile's, which caps it further). */
+akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,
+                                  int32_t items_per_thread);
+/* A scan's op over src (user ops resolved by their registry) and its accumulator, with the rule
+ * every scan keeps: an exclusive scan of an op without a neutral element (MIN, MAX, a user op
+ * without identity) needs opts->init. `call` names the call in a user op's refusals. */
+struct akx__user_op;
+akx_status akx__scan_resolve_op(akx_context *ctx, akx_dtype src, akx_op op, const akx_scan_opts *opts,
+                                const char *call, akx_dtype *acc, struct akx__user_op **user);
+/* The finish of a reduction's opts (init, fold) into dst of dst_dtype (akx_mapreduce's,
+ * akx_reduce_dims', the segmented and keyed reductions'). */
+void akx__reduce_finish_from_opts(akx__finish *f, const akx_reduce_opts *opts, akx_dtype acc,
+                                  const struct akx__user_op *user, void *dst, akx_dtype dst_dtype);
+#ifdef __cplusplus
+}
+#endif
+#endif
