@@ -1,31 +1,18 @@
 // The prebuilt entries of every family, for each backend: tables over (source dtype, family)
 // into the per-dtype instance files (CMakeLists.txt, akx_kernel_instances), generated from the
-// family list (src/core/families.h) and the dtype list. What a family's kernels cannot report
-// from the device is refused here, before anything launches.
+// family list (src/core/families.h) and the dtype list.
 #include "kernel_entries.h"
 
 #include "akx/dtype_list.h"
 #include "internal.h"
 
 namespace {
-// The finishing store has no status to return on the device: a dst dtype it cannot store
-// is refused here. Families without a finishing store check nothing.
-akx_status check_finish(const akx__finish &f, const char *family) {
-  if (!f.bare && (unsigned)f.dst_dtype >= AKX_DTYPE_COUNT)
-    return akx__fail(AKX_ERROR_INTERNAL, "%s: dst dtype %d cannot be stored", family, (int)f.dst_dtype);
-  return AKX_SUCCESS;
-}
-template <class Plan>
-akx_status finish_check(const Plan &) { return AKX_SUCCESS; }
-akx_status finish_check(const akx__reduce_whole_plan &p) { return check_finish(p.finish, "reduce_whole"); }
-akx_status finish_check(const akx__reduce_dims_plan &p) { return check_finish(p.finish, "reduce_dims"); }
-
-// An entry as the tables hold it: the plan's own type restored, its checks, then the entry.
+// An entry as the tables hold it: the plan's own type restored, then the entry. (What the
+// kernels cannot report from the device, a dst dtype the finish cannot store, akx__launch
+// refuses before any path is taken: src/launch/route.c, check_finish.)
 template <class Plan, akx_status (*F)(const Plan *, void *)>
-akx_status checked(const void *p, void *stream) {
-  const Plan &plan = *static_cast<const Plan *>(p);
-  AKX_TRY(finish_check(plan));
-  return F(&plan, stream);
+akx_status typed(const void *p, void *stream) {
+  return F(static_cast<const Plan *>(p), stream);
 }
 
 // The list runs in enum order, so a table built from it is indexed by akx_dtype.

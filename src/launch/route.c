@@ -8,23 +8,25 @@
 #include "user_op.h"
 
 /* Whether the backend's prebuilt set holds the combination (kernels/akx/dtypes.cuh: the prebuilt
- * sets). A user op's is never prebuilt; a family without accumulator and op (findall) always is. */
+ * sets), by the dtype rules of the family's kind (akx__kind_of). A user op's is never prebuilt;
+ * an id that is no family has no rules. */
 static int combination_prebuilt(akx_backend backend, const akx__combination *c) {
   if (c->op >= AKX_USER_OP_FIRST) return 0;
+  const akx__kind_row *k = akx__kind_of(c->family);
+  /* A field the kind does not key is not read: the map's, the identity map. */
+  const akx_map m = k->keys & AKX__FIELD_MAP ? (akx_map)c->map : AKX_MAP_IDENTITY;
   if (akx__family_auto_acc_only(c->family)) {
-    /* The AUTO accumulator of the map's result (a scan's: of the identity map). */
-    const akx_map m = akx__family_kind(c->family) == AKX__KIND_SCAN ? AKX_MAP_IDENTITY : (akx_map)c->map;
+    /* The AUTO accumulator of the map's result. */
     akx_dtype a;
     if (akx__resolve_acc((akx_dtype)c->src, m, (akx_op)c->op, AKX_DTYPE_AUTO, &a) != AKX_SUCCESS || (int32_t)a != c->acc)
       return 0;
   }
-  switch (akx__family_kind(c->family)) {
-    case AKX__KIND_REDUCE:
-      return akx__reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, backend);
-    case AKX__KIND_SCAN:
+  switch (k->rules) {
+    case AKX__RULES_REDUCE:
+      return akx__reduce_prebuilt((akx_dtype)c->src, m, (akx_dtype)c->acc, (akx_op)c->op, backend);
+    case AKX__RULES_SCAN:
       return akx__scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, backend);
-    case AKX__KIND_PLAIN: return 1;
-    case AKX__KIND_NONE: break;
+    case AKX__RULES_SOURCE_ONLY: return 1;
   }
   return 0;
 }
@@ -72,7 +74,22 @@ akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype sr
   return akx__route(ctx, &c, &entry);
 }
 
+/* The finishing store has no status to return on the device: a dst dtype it cannot store is
+ * refused here, before anything is compiled or launched, whatever path the kernels take
+ * (prebuilt or a run-time unit), for every family whose row says its kernels store through a
+ * finish (akx__family_finish). A user op's unit stores through the op's store, compiled for
+ * its dst (akx__user_op_form STORE: AKX_DTYPE_AUTO, the accumulator itself), not by dst_dtype. */
+static akx_status check_finish(const akx__combination *c, const void *plan) {
+  if (c->op >= AKX_USER_OP_FIRST) return AKX_SUCCESS;
+  const akx__finish *f = akx__family_finish(c->family, plan);
+  if (f && !f->bare && (unsigned)f->dst_dtype >= AKX_DTYPE_COUNT)
+    return akx__fail(AKX_ERROR_INTERNAL, "%s: dst dtype %d cannot be stored", akx__family_name(c->family),
+                     (int)f->dst_dtype);
+  return AKX_SUCCESS;
+}
+
 akx_status akx__launch(akx_context *ctx, akx__combination c, const void *plan) {
+  AKX_TRY(check_finish(&c, plan));
   akx__entry entry;
   AKX_TRY(akx__route(ctx, &c, &entry));
   return ctx->be->launch(ctx, c.family, &entry, plan);
