@@ -81,12 +81,12 @@ AKX_CONSTEXPR bool acc_allowed(akx_dtype r, akx_op op, akx_dtype acc) {
   return false;
 }
 // ---- the prebuilt sets ----------------------------------------------------------------------
-// What each backend's build compiles ahead of time (kernels/akx/*_instances.inl); everything
+// What each backend's build compiles ahead of time (src/launch/*_instances.inl); everything
 // else the rules take is compiled at run time on first use (src/jit/builtin_instance.c), from
 // the same text. The two sets differ on purpose (docs/runtime_kernels.md, "The prebuilt sets"):
-//   nvcc: the AUTO accumulators (what a call without opts->acc uses) of the seven source
-//     dtypes most programs reduce and scan: bool (masks), int32 and int64 (indices,
-//     counts), float16, bfloat16, float32, float64. nvcc was most of the build (a reduction
+//   nvcc: the AUTO accumulators (what a call without opts->acc uses) of the source dtypes
+//     most programs reduce and scan (cuda_prebuilt_source) and the ops they use most
+//     (cuda_prebuilt_op). nvcc was most of the build (a reduction
 //     kernel is 10 to 50 KB of SASS: four maps, unrolled vector loads; every explicit
 //     accumulator of every dtype made 118 MB of sm_90 code before compression,
 //     bench/RESULTS.md); the rest costs one NVRTC compile per combination on first use, once
@@ -163,7 +163,7 @@ AKX_CONSTEXPR bool scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
   return acc_allowed(src, op, acc) && op_allowed(acc, op);
 }
 // Scans compile fewer combinations ahead of time than they take (each is four kernels): the
-// AUTO accumulator (nvcc: of its seven source dtypes), or (the sim) the source's own, stored
+// AUTO accumulator (nvcc: of cuda_prebuilt_source's dtypes), or (the sim) the source's own, stored
 // to the accumulator's dtype or the source's (a float16 cumsum into float16).
 AKX_CONSTEXPR bool scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, prebuilt_for b) {
   if (b == prebuilt_for_cuda && (!cuda_prebuilt_source(src) || !cuda_prebuilt_op(op))) return false;
