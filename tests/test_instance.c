@@ -313,8 +313,8 @@ Test(instance, prebuilt_sets) {
                        akx__op_name(op), ref_name(acc), cuda);
           cr_assert_eq(sim, cuda, "reduce %s %d %s into %s: the sim's set is not CUDA's", ref_name(src), m,
                        akx__op_name(op), ref_name(acc));
-          const int lib = in_set(AKX__FAMILY_REDUCE_WHOLE, src, AKX_DTYPE_AUTO, acc, op, map, AKX__PREBUILT_LIBRARY);
-          const int tests = in_set(AKX__FAMILY_REDUCE_DIMS, src, AKX_DTYPE_AUTO, acc, op, map, AKX__PREBUILT_TESTS);
+          const int lib = in_set(AKX__FAMILY_REDUCE_WHOLE, src, AKX_DTYPE_AUTO, acc, op, map, AKX__SET_LIBRARY);
+          const int tests = in_set(AKX__FAMILY_REDUCE_DIMS, src, AKX_DTYPE_AUTO, acc, op, map, AKX__SET_TESTS);
           cr_assert_eq(lib, expect, "reduce %s %d %s into %s: akx__combination_prebuilt", ref_name(src), m,
                        akx__op_name(op), ref_name(acc));
           akx_dtype resolved;
@@ -334,14 +334,14 @@ Test(instance, prebuilt_sets) {
                        akx__op_name(op), ref_name(acc), ref_name(dst), cuda);
           cr_assert_eq(sim, cuda, "scan %s %s acc %s into %s: the sim's set is not CUDA's", ref_name(src),
                        akx__op_name(op), ref_name(acc), ref_name(dst));
-          const int tests = in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_TESTS);
+          const int tests = in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__SET_TESTS);
           const int expect_tests = (acc == want || acc == src) && ref_op_valid(op, acc) && stored && !expect;
           cr_assert_eq(tests, expect_tests, "scan %s %s acc %s into %s: the tests' set says %d", ref_name(src),
                        akx__op_name(op), ref_name(acc), ref_name(dst), tests);
-          cr_assert(!(tests && in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_LIBRARY)),
+          cr_assert(!(tests && in_set(AKX__FAMILY_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__SET_LIBRARY)),
                     "scan %s %s: in both sets", ref_name(src), akx__op_name(op));
           /* The segmented families prebuild the AUTO accumulator alone (akx__family_auto_acc_only). */
-          const int seg = in_set(AKX__FAMILY_SEGMENTED_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__PREBUILT_TESTS);
+          const int seg = in_set(AKX__FAMILY_SEGMENTED_SCAN, src, dst, acc, op, AKX_MAP_IDENTITY, AKX__SET_TESTS);
           cr_assert_eq(seg, expect_tests && acc == want, "segmented scan %s %s acc %s into %s: %d", ref_name(src),
                        akx__op_name(op), ref_name(acc), ref_name(dst), seg);
           library_scan += expect, tests_scan += tests;
@@ -352,7 +352,7 @@ Test(instance, prebuilt_sets) {
   cr_assert_gt(tests_scan, library_scan);
   /* findall: one kernel per source dtype, the library's. */
   for (int s = 0; s < AKX_DTYPE_COUNT; ++s) {
-    cr_assert(in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__PREBUILT_LIBRARY));
-    cr_assert(!in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__PREBUILT_TESTS));
+    cr_assert(in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__SET_LIBRARY));
+    cr_assert(!in_set(AKX__FAMILY_FINDALL, (akx_dtype)s, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0, 0, AKX__SET_TESTS));
   }
 }

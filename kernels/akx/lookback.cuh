@@ -43,7 +43,8 @@
 // (a failed call, a caller's buffer too small to keep them beside another family's tags; a
 // new, grown, caller-set or widened workspace is zeroed by a memset instead) or the epoch
 // wrapped (then every flag of the layout).
-// The ticket is put back to 0 by the tile that draws the last one (scan_tile_body).
+// The ticket is put back to 0 by the tile that draws the last one (draw_tile, below), in every
+// tile body that takes its tiles through it.
 #pragma once
 #include "akx/block_limits.h"
 #include "akx/dtypes.cuh"
@@ -69,7 +70,8 @@ struct lookback_header {
   unsigned long long ticket;  // tiles are taken in ticket order, never by blockIdx
   unsigned long long waits;   // tiles that found a node not yet published (the slow path),
                               // counted since the last reset where AKX_LOOKBACK_COUNT_WAITS
-  long long count;            // findall: the total, stored by the last tile of each call
+  long long count;            // a total the call reads back (the elements selected, the runs
+                              // found), stored by its last tile where its tile body has one
   long long pad[5];
 };
 static_assert(sizeof(lookback_header) == 64, "lookback header is 64 bytes");
@@ -98,7 +100,7 @@ struct lookback_status {
 };
 
 // The tile a block takes, in ticket order (never by blockIdx), for every tile body over the
-// look-back (kernels/akx/scan_tile.cuh, kernels/akx/select_tile.cuh): thread 0 draws it into
+// look-back (a tile body that waits on the tiles before it): thread 0 draws it into
 // `slot` (one shared word), the block reads it after a barrier. The last ticket: every tile of
 // the launch has drawn its own (one atomic word, one order of its changes), so the counter goes
 // back to 0 for the next call, as the reset kernel would leave it; stream order makes the store

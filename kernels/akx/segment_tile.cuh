@@ -1,12 +1,14 @@
 // The segment tile: segmented and keyed reductions and scans (docs/segmented.md), one tile body
 // for the four calls, as CUB's AgentReduceByKey / AgentScanByKey sit on its block scan and
-// look-back. Tiles of blockDim.x x ipt consecutive elements, taken in ticket order; the
-// sequence is scanned as one segmented sequence (Blelloch: a head restarts the fold), so a
-// segment of any length is split across tiles by the look-back (the scans and the by-key
-// reductions) or by its tiles' split tickets (a segmented reduction: split_arrive below), and
-// every output is written in the same launch, whatever the lengths: no shape is chosen per segment, and a
-// tile's work does not depend on how the elements fall into segments (a power law costs what
-// uniform segments cost). Bitwise deterministic: the look-back is kernels/akx/lookback.cuh's.
+// look-back. Tiles of blockDim.x x ipt consecutive elements; the sequence is scanned as one
+// segmented sequence (Blelloch: a head restarts the fold), so a segment of any length is split
+// across tiles by the look-back (the scans and the by-key reductions: their tiles taken in
+// ticket order, draw_tile) or by its tiles' split tickets (a segmented reduction: its tiles go
+// by blockIdx and wait on none, split_arrive below), and every output is written in the same
+// launch, whatever the lengths: no shape is chosen per segment, and a tile's work does not
+// depend on how the elements fall into segments (a power law costs what uniform segments
+// cost). Bitwise deterministic: the look-back's order is kernels/akx/lookback.cuh's, a split's
+// is split_finish's (fixed by the segment's first and last tiles).
 //   1. heads. Offsets: the tile's segments are found by two searches (galloping from where
 //      uniform segments would put them, so one or two probes for those), their bounds staged
 //      in shared memory as positions relative to the tile (the window), and each thread marks
@@ -18,12 +20,13 @@
 //      tile's first element from a max-scan look-back over the tiles' last heads
 //      (positions_status);
 //   3. striped loads of the values, mapped and converted, into the tile's runs;
-//   4. run folds, block scan, look-back, rescan (kernels/akx/scan_tile.cuh's steps) over
-//      (value, head count) pairs: keyed_scan below;
+//   4. run folds, block scan, look-back (not a segmented reduction's), rescan
+//      (kernels/akx/scan_tile.cuh's steps) over (value, head count) pairs: keyed_scan below;
 //   5. the outputs: a scan stores every element in [offsets[0], offsets[nseg]) striped; a
-//      segmented reduction stores segment s from the tile holding its last element (its value
-//      is the inclusive scan there, the look-back having carried the part before the tile),
-//      an empty one from the tile holding its begin, coalesced over s; a by-key reduction
+//      segmented reduction stores a segment that lies in one tile from that tile (its value is
+//      the inclusive scan at its last element), an empty one from the tile holding its begin,
+//      coalesced over s, and a segment that spans tiles from the last of its tiles to arrive
+//      (split_arrive, split_finish: each tile parks its piece); a by-key reduction
 //      stores run r (r: the head count) from the tile holding the run's last element, its
 //      ends compacted in shared memory first, so that runs of one element store coalesced.
 // Offsets are device data: each is clamped to [0, n] where it is read, a segment whose end is

@@ -1,4 +1,4 @@
-/* The plan of the segmented and keyed family (kernels/akx/segment_tile.cuh, src/segmented/):
+/* The plan of the segmented calls (kernels/akx/segment_tile.cuh, src/segmented/):
  * one struct for its two kernel families (segmented_reduce: akx_segmented_reduce and
  * akx_reduce_by_key; segmented_scan: akx_segmented_scan and akx_scan_by_key). Shared by C
  * and C++; the kernels take it by value. */

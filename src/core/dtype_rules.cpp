@@ -40,17 +40,17 @@ int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op) {
 }
 
 static akx::prebuilt_for set_of(int set) {
-  return set == AKX__PREBUILT_TESTS ? akx::prebuilt_for_tests
-         : set == AKX__PREBUILT_ALL ? akx::prebuilt_for_all
+  return set == AKX__SET_TESTS ? akx::prebuilt_for_tests
+         : set == AKX__SET_ALL ? akx::prebuilt_for_all
                                     : akx::prebuilt_for_library;
 }
 
 akx__prebuilt_set akx__backend_prebuilt_set(akx_backend b) {
 #if defined(AKX_CUDA_PREBUILT_ALL) && AKX_CUDA_PREBUILT_ALL
-  if (b == AKX_BACKEND_CUDA) return AKX__PREBUILT_ALL;
+  if (b == AKX_BACKEND_CUDA) return AKX__SET_ALL;
 #endif
   (void)b;
-  return AKX__PREBUILT_LIBRARY;
+  return AKX__SET_LIBRARY;
 }
 
 int akx__scan_prebuilt(akx_dtype src, akx_dtype acc, akx_op op, akx_dtype dst, akx_backend backend) {
@@ -63,22 +63,23 @@ int akx__reduce_prebuilt(akx_dtype src, akx_map map, akx_dtype acc, akx_op op, a
 
 int akx__combination_prebuilt(const akx__combination *c, akx__prebuilt_set set) {
   if (c->op >= AKX_USER_OP_FIRST) return 0;
+  const akx__kind_row *k = akx__kind_of(c->family);
+  /* A field the kind does not key is not read: the map's, the identity map. */
+  const akx_map m = k->keys & AKX__FIELD_MAP ? (akx_map)c->map : AKX_MAP_IDENTITY;
   if (akx__family_auto_acc_only(c->family)) {
-    /* The AUTO accumulator of the map's result (a scan's: of the identity map). */
-    const akx_map m = akx__family_kind(c->family) == AKX__KIND_SCAN ? AKX_MAP_IDENTITY : (akx_map)c->map;
+    /* The AUTO accumulator of the map's result. */
     akx_dtype a;
     if (akx__resolve_acc((akx_dtype)c->src, m, (akx_op)c->op, AKX_DTYPE_AUTO, &a) != AKX_SUCCESS || (int32_t)a != c->acc)
       return 0;
   }
   const akx::prebuilt_for b = set_of(set);
-  switch (akx__family_kind(c->family)) {
-    case AKX__KIND_REDUCE:
-      return akx::reduce_prebuilt((akx_dtype)c->src, (akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op, b);
-    case AKX__KIND_SCAN:
+  switch (k->rules) {
+    case AKX__RULES_REDUCE:
+      return akx::reduce_prebuilt((akx_dtype)c->src, m, (akx_dtype)c->acc, (akx_op)c->op, b);
+    case AKX__RULES_SCAN:
       return akx::scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, b);
     /* One kernel per source dtype, all in the library's set. */
-    case AKX__KIND_PLAIN: return b != akx::prebuilt_for_tests;
-    case AKX__KIND_NONE: break;
+    case AKX__RULES_SOURCE_ONLY: return b != akx::prebuilt_for_tests;
   }
   return 0;
 }

@@ -5,18 +5,25 @@
  * (src/cuda/runtime_kernels.cu), the stubs of a build without CUDA (src/nocuda/), and CMake's
  * prebuilt instance files (CMakeLists.txt reads the rows).
  *
- * A row is Y(a, ID, name, Plan, header, file, launcher, kind):
+ * A row is Y(a, ID, name, Plan, header, file, launcher, kind, prebuilt, finish):
  *   ID      AKX__FAMILY_<ID>, the family's id
  *   name    the family's name: its entries akx__<backend>_<name>_<dtype>, its kernels' unit
  *           and run-time launch (akx__cuda_runtime_<name>), and
  *           akx__<name>_combination(const Plan *), which says what a plan launches
  *   Plan    the plan its launcher takes (kernels/akx/plan.h, or the family's own header)
  *   header  the kernel header a run-time unit includes
- *   file    the build-only ladder of its prebuilt entries in src/launch/ (scan_instances.inl, ...)
+ *   file    the build-only instance file of its prebuilt entries in src/launch/, this column's
+ *           name followed by _instances (its resolvers over src/launch/instance_table.inl)
  *   launcher the template-id of its host launcher (kernels/akx/), which a run-time unit's
  *           entry calls as launcher(*plan, stream)
  *   kind    what its combination is made of, and so its prebuilt rule, its units' keys and
- *           whether it takes user ops (akx__family_kind)
+ *           placeholders and whether it takes user ops: a row of AKX_KIND_LIST
+ *           (src/core/kinds.h), read through akx__kind_of
+ *   prebuilt ALL: the kind's prebuilt rule; AUTO_ACC: that rule's AUTO accumulators alone
+ *           (akx__family_auto_acc_only; its instance file reads the same column: src/launch/instance_table.inl)
+ *   finish  STORE: its kernels' last store goes through the plan's akx__finish (its member
+ *           `finish`), whose dst dtype the device cannot refuse, so akx__launch checks it
+ *           (akx__family_finish); NONE: no finishing store
  * and the family's kernels, each K(name, template-id, user_only), are AKX_<ID>_KERNELS(K):
  * name is the kernel's key (kernel_info's function, else its name: kernels/akx/device.cuh),
  * by which every path finds it; the template-id has placeholders for the combination's C++
@@ -28,28 +35,30 @@
 #include "akx.h"
 #include "akx/plan.h"
 #include "akx/segmented_plan.h"
+#include "kinds.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define AKX_FAMILY_LIST_WITH(Y, a)                                                                \
   Y(a, REDUCE_WHOLE, reduce_whole, akx__reduce_whole_plan, "akx/reduce_whole.cuh", reduce_whole, \
-    "akx::reduce_whole_launch<{S}, {A}, {O}>", REDUCE)                                            \
+    "akx::reduce_whole_launch<{S}, {A}, {O}>", REDUCE, ALL, STORE)                                \
   Y(a, REDUCE_DIMS, reduce_dims, akx__reduce_dims_plan, "akx/reduce_dims.cuh", reduce_dims,       \
-    "akx::reduce_dims_launch<{S}, {A}, {O}>", REDUCE)                                             \
+    "akx::reduce_dims_launch<{S}, {A}, {O}>", REDUCE, ALL, STORE)                                 \
   Y(a, SCAN, scan, akx__scan_plan, "akx/scan.cuh", scan, "akx::scan_launch<{S}, {D}, {A}, {O}>",  \
-    SCAN)                                                                                         \
+    SCAN, ALL, NONE)                                                                              \
   Y(a, FINDALL, findall, akx__findall_plan, "akx/findall.cuh", scan, "akx::findall_launch<{S}>",  \
-    PLAIN)                                                                                        \
+    PLAIN, ALL, NONE)                                                                             \
   Y(a, SEGMENTED_REDUCE, segmented_reduce, akx__segmented_plan, "akx/segment_tile.cuh", segmented, \
-    "akx::segmented_reduce_launch<{S}, {A}, {O}>", REDUCE)                                        \
+    "akx::segmented_reduce_launch<{S}, {A}, {O}>", REDUCE, AUTO_ACC, STORE)                       \
   Y(a, SEGMENTED_SCAN, segmented_scan, akx__segmented_plan, "akx/segment_tile.cuh", segmented,    \
-    "akx::segmented_scan_launch<{S}, {D}, {A}, {O}>", SCAN)
-/* The rows as X(ID, name, Plan, header, file, launcher, kind); AKX_FAMILY_LIST_WITH(Y, a) passes
- * `a` first, so that a list over another list (every family's entry of every dtype) needs no
- * second spelling of either. */
+    "akx::segmented_scan_launch<{S}, {D}, {A}, {O}>", SCAN, AUTO_ACC, NONE)
+/* The rows as X(ID, name, Plan, header, file, launcher, kind, prebuilt, finish);
+ * AKX_FAMILY_LIST_WITH(Y, a) passes `a` first, so that a list over another list (every
+ * family's entry of every dtype) needs no second spelling of either. */
 #define AKX_FAMILY_LIST(X) AKX_FAMILY_LIST_WITH(AKX_FAMILY_ROW_, X)
-#define AKX_FAMILY_ROW_(X, ID, name, Plan, header, file, launcher, kind) X(ID, name, Plan, header, file, launcher, kind)
+#define AKX_FAMILY_ROW_(X, ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
+  X(ID, name, Plan, header, file, launcher, kind, prebuilt, finish)
 
 /* kernels/akx/reduce_whole.cuh: pass 1 over a contiguous or a strided source, pass 2. */
 #define AKX_REDUCE_WHOLE_KERNELS(K)                                                   \
@@ -90,47 +99,79 @@ extern "C" {
   K("scan_by_key", "akx::segmented_scan_kernel<{S}, {D}, {A}, {O}, true>", 0)
 
 typedef enum {
-#define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind) AKX__FAMILY_##ID,
+#define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) AKX__FAMILY_##ID,
   AKX_FAMILY_LIST(AKX_FAMILY_ID_)
 #undef AKX_FAMILY_ID_
   AKX__FAMILY_COUNT
 } akx__family;
 
 /* What a launch needs to find its kernels: the family and the combination its unit is
- * instantiated for. dtypes, ops and maps as ints (AKX_DTYPE_AUTO where the family has none:
- * the reductions' dst, which their kernels take at run time; findall's acc, dst and op);
- * op: a built-in akx_op or a user op's id. */
+ * instantiated for. dtypes, ops and maps as ints; a field the family's kind does not key
+ * (akx__kind_row's keys) is not read, whatever it holds (each akx__<name>_combination below
+ * fills what its plan has); op: a built-in akx_op or a user op's id. */
 typedef struct {
   int32_t family, src, dst, acc, op, map;
 } akx__combination;
 
-/* "reduce_whole", "reduce_dims", "scan", "findall"; "invalid" for anything else. */
+/* The family's name (the family list's name column); "invalid" for anything else. */
 const char *akx__family_name(int family);
 
-/* What a family's combination is made of:
- *   REDUCE  source, accumulator, op (and a map, the kernels' argument); dst is the kernels'
- *           run-time argument (akx__finish), so a unit does not depend on it; user ops taken;
- *           prebuilt by akx::reduce_prebuilt's rule (kernels/akx/dtypes.cuh)
- *   SCAN    source, dst, accumulator, op; user ops taken; prebuilt by akx::scan_prebuilt's
- *   PLAIN   the source alone (no accumulator, dst or op): always prebuilt
- * AKX__KIND_NONE for a family that is none. */
-typedef enum { AKX__KIND_NONE, AKX__KIND_REDUCE, AKX__KIND_SCAN, AKX__KIND_PLAIN } akx__family_kind_t;
+/* The family's kind (the family list's kind column); AKX__KIND_NONE for an id that is no
+ * family. */
 static inline akx__family_kind_t akx__family_kind(int family) {
   switch (family) {
-#define AKX_FAMILY_KIND_(ID, name, Plan, header, file, launcher, kind) \
+#define AKX_FAMILY_KIND_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
   case AKX__FAMILY_##ID: return AKX__KIND_##kind;
     AKX_FAMILY_LIST(AKX_FAMILY_KIND_)
 #undef AKX_FAMILY_KIND_
   }
   return AKX__KIND_NONE;
 }
+/* The family's row of the kind table (src/core/kinds.h): for an id that is no family, the
+ * NONE row (no field keyed, no rules, no user op). */
+static inline const akx__kind_row *akx__kind_of(int family) { return &akx__kinds[akx__family_kind(family)]; }
 
-/* A family may prebuild less than its kind's rule: the segmented families prebuild their AUTO
- * accumulator alone (two kernels per combination, the largest units of the build; an explicit
- * accumulator compiles at run time on first use). src/launch/route.c asks this before the
- * kind's rule, and the family's ladder (src/launch/segmented_instances.inl) compiles the same. */
+/* Whether the family prebuilds its kind's AUTO accumulators alone (the family list's prebuilt
+ * column: AUTO_ACC where an explicit accumulator's kernels are the largest units of the build
+ * and compile at run time on first use instead). src/launch/route.c asks this before the
+ * kind's rule, and the family's instance file reads the same column at compile time
+ * (src/launch/instance_table.inl, auto_acc_only). */
+#define AKX__PREBUILT_ALL 0
+#define AKX__PREBUILT_AUTO_ACC 1
 static inline int akx__family_auto_acc_only(int family) {
-  return family == AKX__FAMILY_SEGMENTED_REDUCE || family == AKX__FAMILY_SEGMENTED_SCAN;
+  switch (family) {
+#define AKX_FAMILY_AUTO_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
+  case AKX__FAMILY_##ID: return AKX__PREBUILT_##prebuilt;
+    AKX_FAMILY_LIST(AKX_FAMILY_AUTO_)
+#undef AKX_FAMILY_AUTO_
+  }
+  return 0;
+}
+
+/* The finish a plan of the family stores through (the family list's finish column), NULL where
+ * its kernels have none or the id is no family. */
+#define AKX__FINISH_STORE(Plan, plan) (&((const Plan *)(plan))->finish)
+#define AKX__FINISH_NONE(Plan, plan) ((const akx__finish *)0)
+static inline const akx__finish *akx__family_finish(int family, const void *plan) {
+  switch (family) {
+#define AKX_FAMILY_FINISH_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
+  case AKX__FAMILY_##ID: return AKX__FINISH_##finish(Plan, plan);
+    AKX_FAMILY_LIST(AKX_FAMILY_FINISH_)
+#undef AKX_FAMILY_FINISH_
+  }
+  return 0;
+}
+/* Whether the family's kernels store through a finish (the same column). */
+#define AKX__STORES_STORE 1
+#define AKX__STORES_NONE 0
+static inline int akx__family_stores_finish(int family) {
+  switch (family) {
+#define AKX_FAMILY_STORES_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
+  case AKX__FAMILY_##ID: return AKX__STORES_##finish;
+    AKX_FAMILY_LIST(AKX_FAMILY_STORES_)
+#undef AKX_FAMILY_STORES_
+  }
+  return 0;
 }
 
 static inline akx__combination akx__reduce_whole_combination(const akx__reduce_whole_plan *p) {

@@ -95,7 +95,7 @@ int akx__scan_supported(akx_dtype src, akx_dtype acc, akx_op op);
 /* The prebuilt sets (kernels/akx/dtypes.cuh, akx::prebuilt_for): the library's (both
  * backends), the tests' (the sim's test-only plugin, src/jit/test_kernels.h), and both (the
  * CUDA backend of an AKX_CUDA_PREBUILT_ALL build). */
-typedef enum { AKX__PREBUILT_LIBRARY = 0, AKX__PREBUILT_TESTS = 1, AKX__PREBUILT_ALL = 2 } akx__prebuilt_set;
+typedef enum { AKX__SET_LIBRARY = 0, AKX__SET_TESTS = 1, AKX__SET_ALL = 2 } akx__prebuilt_set;
 /* What the backend's build prebuilds. */
 akx__prebuilt_set akx__backend_prebuilt_set(akx_backend backend);
 /* Whether a combination is in the backend's prebuilt set (kernels/akx/dtypes.cuh): else it is

@@ -166,7 +166,7 @@ akx_status module_for(const akx_context *ctx, const akx__instance &in, const cud
 // The unit a plan needs: a built-in combination's, or its user op's.
 akx_status unit_for(const akx_context *ctx, int family, int32_t src, int32_t dst, int32_t acc, int32_t op,
                     akx__instance *in) {
-  if (akx__family_kind(family) == AKX__KIND_PLAIN || op < AKX_USER_OP_FIRST) {
+  if (akx__kind_of(family)->user_op == AKX__USER_OP_NONE || op < AKX_USER_OP_FIRST) {
     const akx__instance_key key = akx__builtin_instance_key(family, src, dst, acc, op);
     return akx__instance_generate(&key, in);
   }
@@ -304,7 +304,7 @@ akx_status module_of(const akx_context *ctx, const akx__combination &c, const cu
 // Each family's launch through a module: its launch sequence (kernels/akx/, *_launch_with) over
 // the module's kernels. The family list (src/core/families.h) names them
 // akx__cuda_runtime_<name>; a family's own file in src/cuda/ may define its own.
-#define AKX_RUNTIME_DECL_(ID, name, Plan, header, file, launcher, kind) \
+#define AKX_RUNTIME_DECL_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
   extern "C" akx_status akx__cuda_runtime_##name(const akx_context *ctx, const void *module, const void *plan);
 AKX_FAMILY_LIST(AKX_RUNTIME_DECL_)
 #undef AKX_RUNTIME_DECL_
@@ -353,7 +353,7 @@ extern "C" akx_status akx__cuda_runtime_unit(const akx_context *ctx, const akx__
 extern "C" akx_status akx__cuda_runtime_launch(const akx_context *ctx, int family, const void *module, const void *plan) {
   using launch = akx_status (*)(const akx_context *, const void *, const void *);
   static const launch by_family[AKX__FAMILY_COUNT] = {
-#define AKX_RUNTIME_ITEM_(ID, name, Plan, header, file, launcher, kind) akx__cuda_runtime_##name,
+#define AKX_RUNTIME_ITEM_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) akx__cuda_runtime_##name,
       AKX_FAMILY_LIST(AKX_RUNTIME_ITEM_)
 #undef AKX_RUNTIME_ITEM_
   };

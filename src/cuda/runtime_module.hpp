@@ -24,7 +24,7 @@ constexpr bool same_key(const char *a, const char *b) {
 template <int Family>
 struct family_keys;
 #define AKX_KEY_(key, id, user_only) key,
-#define AKX_FAMILY_KEYS_(ID, name, Plan, header, file, launcher, kind) \
+#define AKX_FAMILY_KEYS_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
   template <>                                                          \
   struct family_keys<AKX__FAMILY_##ID> {                              \
     static constexpr const char *keys[] = {AKX_##ID##_KERNELS(AKX_KEY_)}; \

@@ -9,11 +9,21 @@
 #include "internal.h"
 #include "sim_module.h"
 
+/* The fields the family's kind keys (akx__kind_of), the others AKX_DTYPE_AUTO (an op: 0). An id
+ * that is no family keeps every field: the instance generator refuses it by name. */
+static void keyed(int family, int32_t *dst, int32_t *acc, int32_t *op) {
+  const akx__kind_row *k = akx__kind_of(family);
+  if (k->rules == 0) return;
+  if (!(k->keys & AKX__FIELD_DST)) *dst = AKX_DTYPE_AUTO;
+  if (!(k->keys & AKX__FIELD_ACC)) *acc = AKX_DTYPE_AUTO;
+  if (!(k->keys & AKX__FIELD_OP)) *op = 0;
+}
+
 akx__entry_key akx__builtin_entry_key(int32_t target, int family, int32_t src, int32_t dst, int32_t acc, int32_t op) {
   akx__entry_key k = {target, family, src, dst, acc, op};
-  if (op >= AKX_USER_OP_FIRST) k.acc = AKX_DTYPE_AUTO; /* the op's own */
-  else if (akx__family_kind(family) == AKX__KIND_PLAIN) k.dst = k.acc = AKX_DTYPE_AUTO, k.op = 0;
-  else if (akx__family_kind(family) != AKX__KIND_SCAN) k.dst = AKX_DTYPE_AUTO; /* the reductions take dst at run time */
+  /* A user op's unit: the op's own accumulator, and dst in either form (akx__user_op_form). */
+  if (op >= AKX_USER_OP_FIRST) k.acc = AKX_DTYPE_AUTO;
+  else keyed(family, &k.dst, &k.acc, &k.op);
   return k;
 }
 
@@ -22,7 +32,7 @@ akx__entry_key akx__builtin_entry_key(int32_t target, int family, int32_t src, i
  * (src/jit/instance.h). Shared by the user ops' units (src/jit/user_op.c). */
 akx_status akx__unit_with_entry(int family, const akx__instance *in, const char *entry_body, char **text) {
   static const char *const plans[AKX__FAMILY_COUNT] = {
-#define AKX_PLAN_(ID, name, Plan, header, file, launcher, kind) #Plan,
+#define AKX_PLAN_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) #Plan,
       AKX_FAMILY_LIST(AKX_PLAN_)
 #undef AKX_PLAN_
   };
@@ -40,9 +50,8 @@ akx_status akx__unit_with_entry(int family, const akx__instance *in, const char 
 }
 
 akx__instance_key akx__builtin_instance_key(int family, int32_t src, int32_t dst, int32_t acc, int32_t op) {
-  const akx__family_kind_t kind = akx__family_kind(family);
-  const akx__instance_key key = {family, src, kind == AKX__KIND_SCAN ? dst : AKX_DTYPE_AUTO,
-                                 kind == AKX__KIND_PLAIN ? AKX_DTYPE_AUTO : acc, op};
+  akx__instance_key key = {family, src, dst, acc, op};
+  keyed(family, &key.dst, &key.acc, &key.op);
   return key;
 }
 
@@ -65,7 +74,7 @@ akx_status akx__builtin_entry(const akx_context *ctx, int family, akx_dtype src,
   AKX_TRY(akx__builtin_unit_text(family, src, dst, acc, op, &text));
   char name[128];
   snprintf(name, sizeof name, "akx_%s_%s_%s_%s_%s", akx__family_name(family), akx_dtype_name(src),
-           akx_dtype_name(acc), akx__op_name(op), akx__family_kind(family) == AKX__KIND_SCAN ? akx_dtype_name(dst) : "any");
+           akx_dtype_name(acc), akx__op_name(op), akx__kind_of(family)->keys & AKX__FIELD_DST ? akx_dtype_name(dst) : "any");
   void *dl = NULL;
   const akx_status s = akx__sim_module_open(ctx->be->module_runtime(), name, text, NULL, &dl);
   free(text);

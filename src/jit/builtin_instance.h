@@ -13,12 +13,12 @@ extern "C" {
 #endif
 
 /* The key of a combination's run-time entry (src/jit/entries.h), with what its unit does not
- * depend on made AUTO, as the unit is generated: the reductions' dst, findall's acc, dst and op,
- * a user op's acc. op: a built-in akx_op or a user op's id. */
+ * depend on made AUTO, as the unit is generated: a field its family's kind does not key
+ * (akx__kind_row's keys; an op 0), a user op's acc. op: a built-in akx_op or a user op's id. */
 akx__entry_key akx__builtin_entry_key(int32_t target, int family, int32_t src, int32_t dst, int32_t acc, int32_t op);
 
-/* The instance key of a built-in combination's unit (src/jit/instance.h): the dst of a scan
- * only, the accumulator of a family that has one. */
+/* The instance key of a built-in combination's unit (src/jit/instance.h): the fields its
+ * family's kind keys, the others AKX_DTYPE_AUTO (an op 0). */
 akx__instance_key akx__builtin_instance_key(int family, int32_t src, int32_t dst, int32_t acc, int32_t op);
 
 /* The unit of one combination: the one instance generator's text (src/jit/instance.h) and an

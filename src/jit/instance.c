@@ -35,7 +35,7 @@ typedef struct {
 #define AKX_KEY_(key, id, user) key,
 #define AKX_ID_(key, id, user) id,
 #define AKX_USER_(key, id, user) user,
-#define AKX_FAMILY_KERNELS_(ID, name, Plan, header, file, launcher, kind)                          \
+#define AKX_FAMILY_KERNELS_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish)                          \
   static const char *const name##_keys[] = {AKX_##ID##_KERNELS(AKX_KEY_)};                \
   static const char *const name##_kernels[] = {AKX_##ID##_KERNELS(AKX_ID_)};               \
   static const int name##_user_only[] = {AKX_##ID##_KERNELS(AKX_USER_)};
@@ -45,7 +45,7 @@ AKX_FAMILY_LIST(AKX_FAMILY_KERNELS_)
 #undef AKX_ID_
 #undef AKX_KEY_
 
-#define AKX_FAMILY_SPEC_(ID, name, Plan, header, file, launcher, kind)                                     \
+#define AKX_FAMILY_SPEC_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish)                                     \
   [AKX__FAMILY_##ID] = {#name, header, launcher, (int)(sizeof name##_kernels / sizeof name##_kernels[0]), \
                         name##_keys, name##_kernels, name##_user_only},
 static const family_spec families[AKX__FAMILY_COUNT] = {AKX_FAMILY_LIST(AKX_FAMILY_SPEC_)};
@@ -126,10 +126,6 @@ static int is_dtype(int32_t t) { return t >= 0 && t < AKX_DTYPE_COUNT; }
 static akx_status resolve_reduce_acc(const akx__instance_key *k, const char *family, akx_dtype *acc) {
   const akx_dtype src = (akx_dtype)k->src;
   const akx_op op = (akx_op)k->op;
-  if (k->dst != AKX_DTYPE_AUTO)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels take dst's dtype at run time "
-                     "(akx__finish): the key's dst must be AKX_DTYPE_AUTO, not %s",
-                     family, akx_dtype_name((akx_dtype)k->dst));
   if (k->acc == AKX_DTYPE_AUTO) return akx__resolve_acc(src, AKX_MAP_IDENTITY, op, AKX_DTYPE_AUTO, acc);
   const akx_dtype a = (akx_dtype)k->acc;
   if (!akx__op_allowed(a, op))
@@ -185,19 +181,26 @@ static akx_status check_key(const akx__instance_key *k, akx_dtype *acc, akx_dtyp
                      "akx_dtype nor AKX_DTYPE_AUTO", family, (int)k->dst);
   *acc = AKX_DTYPE_AUTO;
   *dst = AKX_DTYPE_AUTO;
-  if (akx__family_kind(k->family) == AKX__KIND_PLAIN) {
-    if (k->acc != AKX_DTYPE_AUTO || k->dst != AKX_DTYPE_AUTO)
-      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "findall has no accumulator or dst dtype (its "
-                       "positions are int64): the key's acc and dst must be AKX_DTYPE_AUTO, "
-                       "not %s and %s", akx_dtype_name((akx_dtype)k->acc),
-                       akx_dtype_name((akx_dtype)k->dst));
-    return AKX_SUCCESS;
-  }
-  if (k->op < 0 || k->op > AKX_OP_XOR)
+  /* What the family's kind does not key must be AUTO (akx__kind_of), then its dtype rules. */
+  const akx__kind_row *kind = akx__kind_of(k->family);
+  if (!(kind->keys & AKX__FIELD_DST) && k->dst != AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels are compiled for no dst dtype (%s): the "
+                     "key's dst must be AKX_DTYPE_AUTO, not %s", family,
+                     akx__family_stores_finish(k->family) ? "they take dst's dtype at run time, akx__finish"
+                                                          : "they write one dtype of their own",
+                     akx_dtype_name((akx_dtype)k->dst));
+  if (!(kind->keys & AKX__FIELD_ACC) && k->acc != AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels have no accumulator (a %s): the key's acc "
+                     "must be AKX_DTYPE_AUTO, not %s", family, kind->noun, akx_dtype_name((akx_dtype)k->acc));
+  if ((kind->keys & AKX__FIELD_OP) && (k->op < 0 || k->op > AKX_OP_XOR))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' op %d is not an akx_op with a dtype "
                      "accumulator (ARGMIN, ARGMAX and user ops: src/jit/user_op.h)", family, (int)k->op);
-  if (akx__family_kind(k->family) == AKX__KIND_SCAN) return resolve_scan(k, acc, dst);
-  return resolve_reduce_acc(k, family, acc);
+  switch (kind->rules) {
+    case AKX__RULES_REDUCE: return resolve_reduce_acc(k, family, acc);
+    case AKX__RULES_SCAN: return resolve_scan(k, acc, dst);
+    case AKX__RULES_SOURCE_ONLY: return AKX_SUCCESS;
+  }
+  return akx__fail(AKX_ERROR_INTERNAL, "src/core/kinds.h: the %s kernels' kind has no dtype rules", family);
 }
 
 /* ---- the translation unit --------------------------------------------------------------------- */
@@ -229,7 +232,8 @@ akx_status akx__instance_generate_op(const akx__instance_key *key, const akx__in
 /* A user op's key: a family that takes an op, a source dtype, and a dst that is a dtype or
  * AKX_DTYPE_AUTO (the accumulator itself, for the reductions). */
 static akx_status check_op_key(const akx__instance_key *k, akx_dtype *acc, akx_dtype *dst) {
-  if (k->family < 0 || k->family >= AKX__FAMILY_COUNT || akx__family_kind(k->family) == AKX__KIND_PLAIN)
+  const akx__kind_row *kind = akx__kind_of(k->family);
+  if (kind->user_op == AKX__USER_OP_NONE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "kernel family %d takes no user op", (int)k->family);
   if (!is_dtype(k->src))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' source dtype %d is not an akx_dtype",
@@ -237,8 +241,8 @@ static akx_status check_op_key(const akx__instance_key *k, akx_dtype *acc, akx_d
   if (k->dst != AKX_DTYPE_AUTO && !is_dtype(k->dst))
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "the %s kernels' dst dtype %d is not an akx_dtype",
                      families[k->family].name, (int)k->dst);
-  if (akx__family_kind(k->family) == AKX__KIND_SCAN && k->dst == AKX_DTYPE_AUTO)
-    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "a user op's scan needs a dst dtype");
+  if (kind->user_op == AKX__USER_OP_DST && k->dst == AKX_DTYPE_AUTO)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "a user op's %s needs a dst dtype", kind->noun);
   *acc = AKX_DTYPE_AUTO;
   *dst = (akx_dtype)k->dst;
   return AKX_SUCCESS;
@@ -254,7 +258,7 @@ static akx_status generate(const akx__instance_key *key, const akx__instance_op 
   cxx_names names = {
       akx__dtype_cxx_name((akx_dtype)key->src), dst == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(dst),
       acc == AKX_DTYPE_AUTO ? NULL : akx__dtype_cxx_name(acc),
-      akx__family_kind(key->family) == AKX__KIND_PLAIN ? NULL : akx__op_cxx_name((akx_op)key->op)};
+      akx__kind_of(key->family)->fills & AKX__FIELD_OP ? akx__op_cxx_name((akx_op)key->op) : NULL};
   if (uop) {
     names.acc = uop->acc_cxx;
     names.op = uop->op_cxx;

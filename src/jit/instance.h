@@ -22,14 +22,13 @@ extern "C" {
 const char *akx__dtype_cxx_name(akx_dtype t);
 const char *akx__op_cxx_name(akx_op op);
 
-/* One combination. What each family reads:
- *   reduce_whole, reduce_dims: src, acc, op. acc AUTO: the accumulator of the identity map
- *     (akx_reduce_opts' rule); an explicit one must be an accumulator of (src, op) under some
- *     map (the map is the kernels' run-time argument). dst must be AUTO: these kernels take
- *     dst's dtype at run time (akx__finish).
- *   scan: src, dst, acc, op. acc AUTO or src's own (akx_scan_opts' rule); dst AUTO (the
- *     accumulator's dtype), the accumulator's or src's.
- *   findall: src. acc and dst must be AUTO; op is not read.
+/* One combination. What a family reads is its kind's row (src/core/kinds.h, akx__kind_of):
+ *   the fields its kind keys; a field not keyed must be AUTO (an op is not read);
+ *   acc and dst by the kind's dtype rules (akx__kind_rules): REDUCE, acc AUTO is the
+ *     accumulator of the identity map (akx_reduce_opts' rule), an explicit one must be an
+ *     accumulator of (src, op) under some map (the map is the kernels' run-time argument);
+ *     SCAN, acc AUTO or src's own (akx_scan_opts' rule), dst AUTO (the accumulator's dtype)
+ *     or any.
  * dtypes and ops are ints: whatever a caller holds is checked before use. */
 typedef struct {
   int32_t family; /* akx__family */

@@ -145,7 +145,7 @@ akx_status akx__user_op_unit_text(const akx__user_op *op, int family, akx_dtype 
   /* A store-less op folds into a reduction's dst only when its accumulator converts from
    * dst's type: refused here, on the host, before anything launches. */
   char check[640] = "";
-  if (akx__family_kind(family) == AKX__KIND_REDUCE && dst != AKX_DTYPE_AUTO)
+  if (akx__kind_of(family)->user_op == AKX__USER_OP_STORE && dst != AKX_DTYPE_AUTO)
     snprintf(check, sizeof check,
              "  if (p->finish.fold && !p->finish.bare && !::akx::user_acc_from<::akx::user_op<::akx_user::fns, "
              "%s>::acc, ::akx::user_type<%s>::type>::value)\n"

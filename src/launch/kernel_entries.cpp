@@ -1,33 +1,12 @@
 // The prebuilt entries of every family, for each backend: tables over (source dtype, family)
 // into the per-dtype instance files (CMakeLists.txt, akx_kernel_instances), generated from the
-// family list (src/core/families.h) and the dtype list. What a family's kernels cannot report
-// from the device is refused here, before anything launches.
+// family list (src/core/families.h) and the dtype list.
 #include "kernel_entries.h"
 
 #include "akx/dtype_list.h"
 #include "internal.h"
 
 namespace {
-// The finishing store has no status to return on the device: a dst dtype it cannot store
-// is refused here. Families without a finishing store check nothing.
-akx_status check_finish(const akx__finish &f, const char *family) {
-  if (!f.bare && (unsigned)f.dst_dtype >= AKX_DTYPE_COUNT)
-    return akx__fail(AKX_ERROR_INTERNAL, "%s: dst dtype %d cannot be stored", family, (int)f.dst_dtype);
-  return AKX_SUCCESS;
-}
-template <class Plan>
-akx_status finish_check(const Plan &) { return AKX_SUCCESS; }
-akx_status finish_check(const akx__reduce_whole_plan &p) { return check_finish(p.finish, "reduce_whole"); }
-akx_status finish_check(const akx__reduce_dims_plan &p) { return check_finish(p.finish, "reduce_dims"); }
-
-// An entry as the tables hold it: the plan's own type restored, its checks, then the entry.
-template <class Plan, akx_status (*F)(const Plan *, void *)>
-akx_status checked(const void *p, void *stream) {
-  const Plan &plan = *static_cast<const Plan *>(p);
-  AKX_TRY(finish_check(plan));
-  return F(&plan, stream);
-}
-
 // The list runs in enum order, so a table built from it is indexed by akx_dtype.
 #define AKX_X_(D, T, N, S) static_assert(D == __COUNTER__ - akx_counter_base_ - 1, "dtype list order");
 constexpr int akx_counter_base_ = __COUNTER__;
@@ -52,15 +31,21 @@ extern "C" akx_status akx__prebuilt_launcher(akx_backend backend, const akx__com
     return akx__fail(AKX_ERROR_INTERNAL, "kernel family %d is none", (int)c->family);
   if ((unsigned)c->src >= AKX_DTYPE_COUNT)
     return akx__fail(AKX_ERROR_INTERNAL, "%s: source dtype %d has no kernels", akx__family_name(c->family), (int)c->src);
+  akx__resolver resolve = nullptr;
 #if AKX_PREBUILT
-  if (backend == AKX_BACKEND_SIM) *out = sim_entries[c->src][c->family];
+  if (backend == AKX_BACKEND_SIM) resolve = sim_entries[c->src][c->family];
 #if defined(AKX_HAVE_CUDA)
-  if (backend == AKX_BACKEND_CUDA) *out = cuda_entries[c->src][c->family];
+  if (backend == AKX_BACKEND_CUDA) resolve = cuda_entries[c->src][c->family];
 #endif
 #endif
-  if (!*out)
+  if (!resolve)
     return akx__fail(AKX_ERROR_INTERNAL, "libakx has no prebuilt %s kernels for this backend (built with "
                      "AKX_PREBUILT=OFF or without CUDA): the routing should have compiled them at run time",
                      akx__family_name(c->family));
+  if (!(*out = resolve(c)))
+    return akx__fail(AKX_ERROR_INTERNAL,
+                     "no prebuilt %s kernel for source dtype %d, dst dtype %d, accumulator %d, op %d, map %d: "
+                     "the host's prebuilt rule (akx__combination_prebuilt) and the compiled set disagree",
+                     akx__family_name(c->family), (int)c->src, (int)c->dst, (int)c->acc, (int)c->op, (int)c->map);
   return AKX_SUCCESS;
 }

@@ -1,8 +1,18 @@
-// The whole-array reduction kernels of one source dtype (AKX_SRC_DTYPE), for one backend
-// (the entry table: src/launch/reduce_instances.inl).
+// The whole-array reduction kernels of one source dtype (AKX_SRC_DTYPE), for one backend: the
+// resolver akx__<backend>_reduce_whole_<dtype> (src/launch/instance_table.inl), per
+// (accumulator, op), the map at run time.
 #include "akx/reduce_whole.cuh"
-#define AKX_REDUCE_FAMILY reduce_whole
-#define AKX_REDUCE_PLAN akx__reduce_whole_plan
-#define AKX_REDUCE_LAUNCH akx::reduce_whole_launch
-#define AKX_REDUCE_SRC(p) (p).src.dtype
-#include "reduce_instances.inl"
+#include "instance_table.inl"
+
+#if !defined(__CUDACC_RTC__)
+namespace {
+struct reduce_whole_instances {
+  template <class S, class A, class O>
+  static constexpr akx__launcher instance() { return &erased<akx__reduce_whole_plan, &akx::reduce_whole_launch<S, A, O>>; }
+};
+}  // namespace
+
+AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(reduce_whole)(const akx__combination *c) {
+  return reduce_resolve<reduce_whole_instances, AKX__FAMILY_REDUCE_WHOLE>(c);
+}
+#endif  // !__CUDACC_RTC__

@@ -50,7 +50,22 @@ akx_status akx__kernels_prepare(const akx_context *ctx, int family, akx_dtype sr
   return akx__route(ctx, &c, &entry);
 }
 
+/* The finishing store has no status to return on the device: a dst dtype it cannot store is
+ * refused here, before anything is compiled or launched, whatever path the kernels take
+ * (prebuilt or a run-time unit), for every family whose row says its kernels store through a
+ * finish (akx__family_finish). A user op's unit stores through the op's store, compiled for
+ * its dst (akx__user_op_form STORE: AKX_DTYPE_AUTO, the accumulator itself), not by dst_dtype. */
+static akx_status check_finish(const akx__combination *c, const void *plan) {
+  if (c->op >= AKX_USER_OP_FIRST) return AKX_SUCCESS;
+  const akx__finish *f = akx__family_finish(c->family, plan);
+  if (f && !f->bare && (unsigned)f->dst_dtype >= AKX_DTYPE_COUNT)
+    return akx__fail(AKX_ERROR_INTERNAL, "%s: dst dtype %d cannot be stored", akx__family_name(c->family),
+                     (int)f->dst_dtype);
+  return AKX_SUCCESS;
+}
+
 akx_status akx__launch(akx_context *ctx, akx__combination c, const void *plan) {
+  AKX_TRY(check_finish(&c, plan));
   akx__entry entry;
   AKX_TRY(akx__route(ctx, &c, &entry));
   return ctx->be->launch(ctx, c.family, &entry, plan);

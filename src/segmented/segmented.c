@@ -1,4 +1,4 @@
-/* The segmented and keyed family: akx_segmented_reduce, akx_segmented_scan, akx_reduce_by_key,
+/* The segmented calls: akx_segmented_reduce, akx_segmented_scan, akx_reduce_by_key,
  * akx_scan_by_key (docs/segmented.md). validate -> plan (the scan tile's tuning, the segment
  * tile's shared memory) -> the look-back's workspace -> one launch of the segment tile
  * (kernels/akx/segment_tile.cuh). Every check runs before anything changes, and the size

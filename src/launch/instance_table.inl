@@ -1,0 +1,122 @@
+// The prebuilt instances of one source dtype (AKX_SRC_DTYPE) for one backend, as tables: a
+// family's entry akx__<backend>_<family>_<dtype> (src/launch/kernel_entries.inc) is a resolver
+// that the routing asks once per launch (src/launch/route.c) for the launcher of a combination,
+// the family's host launcher of that exact instance behind one cast of the plan, or nullptr where
+// this compiler's set (AKX_PREBUILT_FOR: kernels/akx/dtypes.cuh, the prebuilt sets) does not hold
+// it. The backend then calls that launcher itself: no ladder of template frames between the
+// planner and the tile body (docs/launch_line.md lists the calls). Build-only, included by the
+// families' instance files (src/launch/*_instances.inl) after their kernel headers; host code
+// alone (NVRTC compiles kernels, a run-time unit instantiates its own: src/jit/instance.h).
+#if !defined(__CUDACC_RTC__)
+#include "akx/op_list.h"
+#include "kernel_entries.h"
+
+#if defined(__CUDACC__)
+#define AKX_ENTRY_NAME_3_(family, name) akx__cuda_##family##_##name
+#else
+#define AKX_ENTRY_NAME_3_(family, name) akx__sim_##family##_##name
+#endif
+#define AKX_ENTRY_NAME_2_(family, name) AKX_ENTRY_NAME_3_(family, name)
+// The resolver of `family` for this file's source dtype.
+#define AKX_ENTRY_NAME(family) AKX_ENTRY_NAME_2_(family, AKX_SRC_NAME)
+
+namespace {
+using Src = akx::dtype_t<AKX_SRC_DTYPE>;
+
+// The tables are indexed by the enums' values: the lists run in their order.
+#define AKX_X_(E, O, N) static_assert(E == __COUNTER__ - op_counter_base_ - 1, "op list order");
+constexpr int op_counter_base_ = __COUNTER__;
+AKX_OP_LIST(AKX_X_)
+#undef AKX_X_
+constexpr int op_count_ = __COUNTER__ - op_counter_base_ - 1;
+
+// Whether a family prebuilds its kind's AUTO accumulators alone: the family list's prebuilt
+// column (src/core/families.h, akx__family_auto_acc_only), read at compile time.
+constexpr bool auto_acc_only(int family) {
+  switch (family) {
+#define AKX_X_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) \
+  case AKX__FAMILY_##ID: return AKX__PREBUILT_##prebuilt == AKX__PREBUILT_AUTO_ACC;
+    AKX_FAMILY_LIST(AKX_X_)
+#undef AKX_X_
+  }
+  return false;
+}
+
+// A launcher as the tables hold it: the plan's own type restored, then the family's launcher of
+// the instance (akx::scan_launch<S, D, A, O>, ...), the next call of the launch line.
+template <class Plan, akx_status (*F)(const Plan &, void *)>
+akx_status erased(const void *plan, void *stream) {
+  return F(*static_cast<const Plan *>(plan), stream);
+}
+
+// ---- scans: [accumulator][op][dst] ----------------------------------------------------------
+// F::template instance<S, D, A, O>() is the family's erased launcher of that instance; AutoOnly:
+// the family prebuilds the AUTO accumulator alone (auto_acc_only).
+// dst: slot 0 stores to the accumulator's dtype, slot 1 to the source's (akx::scan_prebuilt).
+template <class F, bool AutoOnly, class Acc, class Op, int Slot>
+constexpr akx__launcher scan_instance() {
+  if constexpr (akx::scan_prebuilt(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, akx::dtype_v<Acc>, AKX_PREBUILT_FOR) &&
+                (!AutoOnly || akx::dtype_v<Acc> == akx::auto_acc(akx::dtype_v<Src>, Op::id))) {
+    if constexpr (Slot == 0) return F::template instance<Src, Acc, Acc, Op>();
+    else if constexpr (!akx::is_same<Src, Acc>::value) return F::template instance<Src, Src, Acc, Op>();
+    else return nullptr;
+  } else {
+    return nullptr;
+  }
+}
+template <class F, bool AutoOnly, class Acc>
+struct scan_row {
+#define AKX_X_(E, O, N) {scan_instance<F, AutoOnly, Acc, O, 0>(), scan_instance<F, AutoOnly, Acc, O, 1>()},
+  static constexpr akx__launcher ops[op_count_][2] = {AKX_OP_LIST(AKX_X_)};
+#undef AKX_X_
+};
+template <class F, int Family>
+akx__launcher scan_resolve(const akx__combination *c) {
+  constexpr bool AutoOnly = auto_acc_only(Family);
+#define AKX_X_(D, T, N, S) scan_row<F, AutoOnly, T>::ops,
+  static constexpr const akx__launcher (*rows[])[2] = {AKX_DTYPE_LIST(AKX_X_)};
+#undef AKX_X_
+  if ((uint32_t)c->acc >= AKX_DTYPE_COUNT || (uint32_t)c->op >= (uint32_t)op_count_) return nullptr;
+  const int slot = c->dst == c->acc ? 0 : c->dst == (int32_t)akx::dtype_v<Src> ? 1 : -1;
+  return slot < 0 ? nullptr : rows[c->acc][c->op][slot];
+}
+
+// ---- reductions: [accumulator][op], the map checked at the lookup ----------------------------
+// An instance serves every map (kernels/akx/ops.cuh, visit_map); one is compiled where some map
+// puts (source, accumulator, op) in the set, and a lookup with a map that does not is refused,
+// as the set says (akx::reduce_prebuilt).
+template <bool AutoOnly>
+constexpr bool reduce_in_set(akx_map m, akx_dtype acc, akx_op op) {
+  return akx::reduce_prebuilt(akx::dtype_v<Src>, m, acc, op, AKX_PREBUILT_FOR) &&
+         (!AutoOnly || akx::auto_acc(akx::map_result(akx::dtype_v<Src>, m), op) == acc);
+}
+template <bool AutoOnly>
+constexpr bool reduce_in_set_any_map(akx_dtype acc, akx_op op) {
+  for (int m = 0; m < AKX_MAP_COUNT; ++m)
+    if (reduce_in_set<AutoOnly>((akx_map)m, acc, op)) return true;
+  return false;
+}
+template <class F, bool AutoOnly, class Acc, class Op>
+constexpr akx__launcher reduce_instance() {
+  if constexpr (reduce_in_set_any_map<AutoOnly>(akx::dtype_v<Acc>, Op::id)) return F::template instance<Src, Acc, Op>();
+  else return nullptr;
+}
+template <class F, bool AutoOnly, class Acc>
+struct reduce_row {
+#define AKX_X_(E, O, N) reduce_instance<F, AutoOnly, Acc, O>(),
+  static constexpr akx__launcher ops[op_count_] = {AKX_OP_LIST(AKX_X_)};
+#undef AKX_X_
+};
+template <class F, int Family>
+akx__launcher reduce_resolve(const akx__combination *c) {
+  constexpr bool AutoOnly = auto_acc_only(Family);
+#define AKX_X_(D, T, N, S) reduce_row<F, AutoOnly, T>::ops,
+  static constexpr const akx__launcher *rows[] = {AKX_DTYPE_LIST(AKX_X_)};
+#undef AKX_X_
+  if ((uint32_t)c->acc >= AKX_DTYPE_COUNT || (uint32_t)c->op >= (uint32_t)op_count_ ||
+      (uint32_t)c->map >= AKX_MAP_COUNT || !reduce_in_set<AutoOnly>((akx_map)c->map, (akx_dtype)c->acc, (akx_op)c->op))
+    return nullptr;
+  return rows[c->acc][c->op];
+}
+}  // namespace
+#endif  // !__CUDACC_RTC__
