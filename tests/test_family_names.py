@@ -8,7 +8,8 @@ of every C, C++ and CUDA source and header under src/, kernels/ and include/ (st
 character literals skipped). A comment names a family where it writes:
   - an identifier the family list derives from a row: AKX__FAMILY_<ID> (AKX__FAMILY_COUNT, the
     enum's end, excepted), AKX_<ID>_KERNELS, akx__<name>_combination; the ID or name must be a
-    row's;
+    row's. An environment variable of docs/environment.md's table (`AKX_SIM_TEST_KERNELS`, a
+    setting) is no such identifier, whatever its form;
   - the words "<x> family", "<x> family's" or "<x> families", <x> the lowercase word (letters,
     digits, underscores) right before them, not the tail of a hyphenated compound
     ("look-back families" describes) or of a possessive ("c's family"), and not one of GENERIC (articles, quantifiers, pronouns,
@@ -45,6 +46,18 @@ IDENTS = [
     (re.compile(r'\bAKX_([A-Z0-9_]+)_KERNELS\b'), "id"),
     (re.compile(r'\bakx__([a-z0-9_]+)_combination\b'), "name"),
 ]
+
+
+ENV_ROW = re.compile(r'^\|\s*`(AKX_[A-Z0-9_]+)`\s*\|', re.M)
+
+
+def read_settings(root):
+    """The environment variables docs/environment.md's tables document."""
+    with open(os.path.join(root, "docs/environment.md"), encoding="utf-8") as fh:
+        names = set(ENV_ROW.findall(fh.read()))
+    if not names:
+        sys.exit("docs/environment.md: no `AKX_...` row read (has the table's form changed?)")
+    return names
 
 
 def read_lists(root):
@@ -100,6 +113,7 @@ def comments(text):
 
 def check(root, planted):
     ids, names, groups = read_lists(root)
+    settings = read_settings(root)
     bad = []
     nfiles = ncomments = 0
     for top in TOPS:
@@ -117,6 +131,8 @@ def check(root, planted):
                     for rx, kind in IDENTS:
                         for m in rx.finditer(com):
                             x = m.group(1)
+                            if m.group(0) in settings:
+                                continue
                             if kind == "id" and x != "COUNT" and x not in ids:
                                 bad.append(f"{rel}:{line}: {m.group(0)}: no row of AKX_FAMILY_LIST has ID {x}")
                             if kind == "name" and x not in names:
