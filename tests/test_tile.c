@@ -39,7 +39,7 @@ Test(tile, count_back_to_host_reads_the_count_the_last_tile_stored) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
     int64_t total = -1, back = -1;
     void *header = findall_on_own_workspace(sizes[i], &total);
-    cr_assert_eq(akx__tile_count_back(ctx, header, &back, AKX_HOST), AKX_SUCCESS, "%s", akx_last_error());
+    cr_assert_eq(akx__tile_count_back(ctx, header, &back, 1, AKX_HOST), AKX_SUCCESS, "%s", akx_last_error());
     cr_expect_eq(back, total, "n = %lld: the count-back read %lld, findall's count is %lld",
                  (long long)sizes[i], (long long)back, (long long)total);
     cr_assert_eq(akx_context_set_workspace(ctx, NULL, 0), AKX_SUCCESS, "%s", akx_last_error());
@@ -53,7 +53,7 @@ Test(tile, count_back_to_device_memory_writes_the_count_there) {
   int64_t *dcount = tfx_alloc(ctx, 8);
   const int64_t poison = -7;
   tfx_to_device(ctx, dcount, &poison, 8);
-  cr_assert_eq(akx__tile_count_back(ctx, header, dcount, AKX_DEVICE), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(akx__tile_count_back(ctx, header, dcount, 1, AKX_DEVICE), AKX_SUCCESS, "%s", akx_last_error());
   tfx_to_host(ctx, &back, dcount, 8); /* waits for the stream: the copy was enqueued on it */
   cr_expect_eq(back, total, "the device copy holds %lld, findall's count is %lld", (long long)back,
                (long long)total);
@@ -68,7 +68,7 @@ Test(tile, count_back_to_device_memory_runs_while_the_stream_captures) {
   void *header = findall_on_own_workspace(4096, &total);
   int64_t *dcount = tfx_alloc(ctx, 8);
   cr_assert_eq(akx__sim_set_capturing(ctx, 1), AKX_SUCCESS, "%s", akx_last_error());
-  const akx_status st = akx__tile_count_back(ctx, header, dcount, AKX_DEVICE);
+  const akx_status st = akx__tile_count_back(ctx, header, dcount, 1, AKX_DEVICE);
   cr_assert_eq(akx__sim_set_capturing(ctx, 0), AKX_SUCCESS, "%s", akx_last_error());
   cr_assert_eq(st, AKX_SUCCESS, "%s", akx_last_error());
   tfx_to_host(ctx, &back, dcount, 8);
@@ -78,7 +78,28 @@ Test(tile, count_back_to_device_memory_runs_while_the_stream_captures) {
 Test(tile, count_back_refuses_a_where_that_is_neither) {
   int64_t total = -1, back = -3;
   void *header = findall_on_own_workspace(100, &total);
-  cr_assert_eq(akx__tile_count_back(ctx, header, &back, (akx_where)7), AKX_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(akx__tile_count_back(ctx, header, &back, 1, (akx_where)7), AKX_ERROR_INVALID_ARGUMENT);
   cr_expect(strstr(akx_last_error(), "where is 7") != NULL, "%s", akx_last_error());
   cr_expect_eq(back, -3, "a refused count-back wrote %lld", (long long)back);
+}
+
+/* Two counts (a three-way partition's sides: kernels/akx/select_tile.cuh stores them in count
+ * and second_count): one copy takes both, to the host and to device memory; a third is refused. */
+Test(tile, count_back_takes_two_counts_side_by_side) {
+  char *header = tfx_alloc(ctx, 64);
+  const int64_t planted[2] = {123456789012LL, -5};
+  tfx_to_device(ctx, header + akx__lookback_count_offset, planted, sizeof planted);
+  int64_t back[3] = {-1, -1, -1};
+  cr_assert_eq(akx__tile_count_back(ctx, header, back, 2, AKX_HOST), AKX_SUCCESS, "%s", akx_last_error());
+  cr_expect(back[0] == planted[0] && back[1] == planted[1] && back[2] == -1, "read %lld %lld %lld",
+            (long long)back[0], (long long)back[1], (long long)back[2]);
+  int64_t *dcounts = tfx_alloc(ctx, 16);
+  cr_assert_eq(akx__tile_count_back(ctx, header, dcounts, 2, AKX_DEVICE), AKX_SUCCESS, "%s", akx_last_error());
+  int64_t dback[2] = {0, 0};
+  tfx_to_host(ctx, dback, dcounts, 16);
+  cr_expect(dback[0] == planted[0] && dback[1] == planted[1]);
+  int64_t untouched = -3;
+  cr_assert_eq(akx__tile_count_back(ctx, header, &untouched, 3, AKX_HOST), AKX_ERROR_INVALID_ARGUMENT);
+  cr_expect(strstr(akx_last_error(), "ncounts is 3") != NULL, "%s", akx_last_error());
+  cr_expect_eq(untouched, -3);
 }

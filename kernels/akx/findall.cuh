@@ -1,6 +1,7 @@
 // findall: 0-based positions (memory order) of the nonzero elements, in one pass over the
-// source: the selection tile of kernels/akx/select_tile.cuh with the predicate "nonzero" and
-// the element's position as what is stored. The last tile stores the total for the host
+// source: a client of the selection tile of kernels/akx/select_tile.cuh (its policy contract,
+// docs/tile.md "Device"), one input, the predicate "nonzero", the element's position as what is
+// stored, no rejected side. The tile's last tile stores the total in the header for the host
 // (snprintf-style: the count is the total even when the capacity is smaller; at most capacity
 // positions are written). A piece of a longer array (akx_findall_piece) stores its positions
 // moved to the whole array's.
@@ -14,9 +15,10 @@ namespace akx {
 // kernels/akx/select_tile.cuh's batch) in every tile of a contiguous source but the head and
 // tail tiles, which load a slot at a time (as every tile of a strided source: a slot's
 // elements, up to 16 scalar loads, in flight). Registers: the kernel's class, the most ptxas gave any
-// instance for sm_90 (CUDA 13.0: the 1-byte sources', 72).
+// instance for sm_90 rounded up to 8 (CUDA 13.0: the 1-byte sources', 73 since the tile cuts each
+// slot to [0, n) itself and ranks one or two sides; 72 before). 80 keeps 3 blocks of 256 an SM.
 constexpr int findall_batch = 8;
-constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 72, findall_batch, false};
+constexpr kernel_info findall_info{"findall_tile", AKX_MAX_BLOCK_SCAN, 80, findall_batch, false};
 
 template <class Src>
 struct findall_policy {
@@ -26,12 +28,15 @@ struct findall_policy {
   using Raw = vec<Item, per_vector>;
   using Out = long long;
   using Staged = uint16_t;  // an element's offset in its tile
+  static constexpr int sides = 1;          // the nonzero elements' positions
+  static constexpr bool rejects = false;   // and nothing of the others
   static constexpr int vectors = AKX__FINDALL_VECTORS;
   static constexpr int batch = vectors < findall_batch ? vectors : findall_batch;
   static_assert(AKX_MAX_BLOCK_SCAN * vectors * per_vector <= 65536, "a tile's offsets fit 16 bits");
   // The kernel's parameter, read where used (a copy of its index map would be a local array).
   const akx__findall_plan &plan;
   int64_t n, shift, capacity;
+  int64_t window;  // the staging window's entries (the plan's: src/tile/select_shared.cpp)
 
   // Whether the `elements` from `position` are all in the source and read in vectors.
   AKX_DEVICE bool whole(int64_t position, int64_t elements) const {
@@ -76,18 +81,18 @@ struct findall_policy {
     gst(reinterpret_cast<long long *>(plan.indices) + slot,
         (long long)(at.base + position + (at.block > 0 ? idiv(position, at.block) * at.skip : 0)));
   }
-  AKX_DEVICE void finish(long long total, lookback_header *head) const { gst(&head->count, total); }
 };
 
-// The tile kernel: the plan by value (src/cuda/runtime_kernels.cu passes the same bytes).
+// The tile kernel: the plan by value (src/cuda/runtime_kernels.cu passes the same bytes), the
+// staging window's p.smem_bytes of dynamic shared memory.
 template <class Src>
 AKX_GLOBAL AKX_LAUNCH_BOUNDS_MIN(AKX_MAX_BLOCK_SCAN, AKX_MIN_BLOCKS_SCAN_TILE)
 void findall_kernel(akx__findall_plan p) {
   grid_dependency_wait();  // PDL (kernels/akx/device.cuh): before the first global access
   grid_dependents_launch();
   // The look-back status: the one place the kernel says where it lies.
-  const lookback_status<long long> st = lookback_status<long long>::at(p.status, p.nodes_at);
-  select_tile_body(findall_policy<Src>{p, p.n, p.shift, p.capacity}, st, p.tiles, p.epoch);
+  const lookback_status<select_counts<1>> st = lookback_status<select_counts<1>>::at(p.status, p.nodes_at);
+  select_tile_body(findall_policy<Src>{p, p.n, p.shift, p.capacity, p.window}, st, p.tiles, p.epoch);
 }
 
 #if !defined(__CUDACC_RTC__)  // host code: NVRTC compiles the kernels alone
@@ -99,7 +104,7 @@ struct findall_kernels {
   }
   akx_status tile(const akx__findall_plan &p, void *stream) const {
     return AKX_LAUNCH((findall_info), (findall_kernel<Src>), dim3((unsigned)p.tiles),
-                      dim3((unsigned)p.block_size), 0, stream, p);
+                      dim3((unsigned)p.block_size), (size_t)p.smem_bytes, stream, p);
   }
 };
 

@@ -72,7 +72,9 @@ struct lookback_header {
                               // counted since the last reset where AKX_LOOKBACK_COUNT_WAITS
   long long count;            // a total the call reads back (the elements selected, the runs
                               // found), stored by its last tile where its tile body has one
-  long long pad[5];
+  long long second_count;     // a second total right after it (a three-way partition's second
+                              // side: kernels/akx/select_tile.cuh), so that one copy takes both
+  long long pad[4];
 };
 static_assert(sizeof(lookback_header) == 64, "lookback header is 64 bytes");
 

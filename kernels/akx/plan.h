@@ -228,6 +228,8 @@ typedef struct {
   int64_t reset_flags;    /* the flags the reset zeroes (>= tiles) */
   int64_t nodes_at;       /* the nodes' byte offset from status (its scratch) */
   akx__positions positions; /* a piece's (akx_findall_piece); zero: the positions are src's */
+  int64_t window;         /* the selection tile's staging window: entries (uint16 offsets) */
+  int64_t smem_bytes;     /* its dynamic shared memory (akx__select_tile_shared) */
 } akx__findall_plan;
 
 #ifdef __cplusplus

@@ -13,8 +13,9 @@
 //      uniform segments would put them, so one or two probes for those), their bounds staged
 //      in shared memory as positions relative to the tile (the window), and each thread marks
 //      the begins that fall in its run (no two threads write one head: a run is its thread's).
-//      Keys: the tile's keys staged (striped, coalesced), a head where a key differs from the
-//      one before it;
+//      Keys: the run heads of kernels/akx/run_heads.cuh (the tile's keys staged, striped and
+//      coalesced; a head where a key differs from the one before it, the key before the tile
+//      read from global memory);
 //   2. (user ops: their map sees the position within the segment) each element's segment
 //      start, from the heads and a block max-scan; keys: the start of the run holding the
 //      tile's first element from a max-scan look-back over the tiles' last heads
@@ -36,6 +37,7 @@
 #include "akx/block_scan.cuh"
 #include "akx/finish.cuh"
 #include "akx/lookback.cuh"
+#include "akx/run_heads.cuh"
 #include "akx/scan_layout.cuh"
 #include "akx/scan.cuh"
 #include "akx/segmented_plan.h"
@@ -164,19 +166,6 @@ AKX_DEVICE int64_t segment_guess(const akx__segmented_plan &p, int64_t x) {
   return (int64_t)((double)x / (double)p.n * (double)p.nseg);
 }
 
-// Key i as a word: its bytes (a bool: nonzero is one key).
-AKX_DEVICE unsigned long long segment_key(const akx__segmented_plan &p, int64_t i) {
-  const unsigned char *b = static_cast<const unsigned char *>(p.keys) + i * p.keys_stride * (int64_t)p.keys_size;
-  switch (p.keys_size) {
-    case 1: {
-      const unsigned char v = gld(b);
-      return p.keys_bool ? (unsigned long long)(v != 0) : (unsigned long long)v;
-    }
-    case 2: return gld(reinterpret_cast<const uint16_t *>(b));
-    case 4: return gld(reinterpret_cast<const uint32_t *>(b));
-    default: return gld(reinterpret_cast<const unsigned long long *>(b));
-  }
-}
 AKX_DEVICE void segment_key_store(const akx__segmented_plan &p, int64_t r, unsigned long long k) {
   unsigned char *b = static_cast<unsigned char *>(p.keys_out) + r * p.keys_out_stride * (int64_t)p.keys_size;
   switch (p.keys_size) {
@@ -202,42 +191,6 @@ AKX_HD_INLINE int16_t segment_rel(int64_t bound, int64_t base, int64_t tile_elem
   if (r > tile_elems + 1) r = tile_elems + 1;
   return (int16_t)r;
 }
-
-// Stages the tile's keys (striped, a batch of loads in flight) in kbuf's 8-byte layout, the
-// keys read as K (their width; a bool normalised).
-template <int Batch>
-struct key_stager {
-  const akx__segmented_plan &p;
-  const smem<unsigned long long> &kbuf;
-  scan_layout klayout;
-  int64_t base, valid;
-  int32_t tid, bd, ipt;
-  // 8-byte keys half as many at once: 16 of them held 32 registers, and ptxas spilled the
-  // by-key kernels of 4-byte accumulators at the tiles' 80-register bound (CUDA 13.0, sm_90).
-  template <class K>
-  AKX_DEVICE void operator()(K) const {
-    constexpr int B = sizeof(K) >= 8 && Batch > 8 ? 8 : Batch;
-    const K *keys = static_cast<const K *>(p.keys);
-    const bool normalise = p.keys_bool != 0;
-    striped_walk w(tid, bd, ipt);
-    for (int32_t j0 = 0; j0 < ipt; j0 += B) {
-      K k[B];
-#pragma unroll
-      for (int u = 0; u < B; ++u) {
-        const int64_t e = (int64_t)(j0 + u) * bd + tid;
-        k[u] = 0;
-        if (j0 + u < ipt && e < valid) k[u] = gld(keys + (base + e) * p.keys_stride);
-      }
-#pragma unroll
-      for (int u = 0; u < B; ++u) {
-        if (j0 + u < ipt) {
-          kbuf.st(klayout.pos(w.run, w.k), normalise ? (unsigned long long)(k[u] != 0) : (unsigned long long)k[u]);
-          w.next();
-        }
-      }
-    }
-  }
-};
 
 // A scan's element in: converted, or through a user op's map (kernels/akx/ops.cuh, op_load),
 // as a map type for value_loader.
@@ -488,7 +441,9 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
       }
     }
   } else {
-    const key_stager<scan_load_batch<Acc>> stage{p, kbuf, klayout, base, valid, tid, bd, ipt};
+    // The run heads (kernels/akx/run_heads.cuh): the keys staged, the key before the tile (and
+    // after it, for the runs' ends), the head test over each thread's run.
+    const key_stager<scan_load_batch<Acc>, akx__segmented_plan> stage{p, kbuf, klayout, base, valid, tid, bd, ipt};
     switch (p.keys_size) {  // one branch per tile: the loads' batch is unrolled per key width
       case 1: stage(uint8_t{}); break;
       case 2: stage(uint16_t{}); break;
@@ -496,20 +451,15 @@ AKX_DEVICE void segment_tile_body(const akx__segmented_plan &p) {
       default: stage((unsigned long long)0); break;
     }
     if (tid == 0) {
-      consts.st(c_pred, base > 0 ? (long long)segment_key(p, base - 1) : 0);
-      consts.st(c_next, base + valid < p.n ? (long long)segment_key(p, base + valid) : 0);
+      consts.st(c_pred, (long long)run_key_before(p, base));
+      consts.st(c_next, (long long)run_key_after(p, base, valid, p.n));
       consts.st(c_first, 0);
       consts.st(c_last, p.n);
     }
     __syncthreads();
-    if (r0 < valid) {
-      unsigned long long prev = tid == 0 ? (unsigned long long)consts.ld(c_pred) : kbuf.ld(klayout.pos(tid - 1, ipt - 1));
-      for (int32_t k = 0; k < ipt && r0 + k < valid; ++k) {
-        const unsigned long long key = kbuf.ld(klayout.pos(tid, k));
-        if ((base + r0 + k == 0) || key != prev) heads |= 1u << k;
-        prev = key;
-      }
-    }
+    if (r0 < valid)
+      heads = run_head_bits(kbuf, klayout, tid, ipt, base + r0, valid - r0,
+                            tid == 0 ? (unsigned long long)consts.ld(c_pred) : kbuf.ld(klayout.pos(tid - 1, ipt - 1)));
   }
   run_heads.st(tid, heads);
   __syncthreads();

@@ -280,7 +280,7 @@ struct scan_handles : handles {
 struct findall_handles : handles {
   akx_status init(void *status, int64_t tiles, void *s) const { return scan_handles{{m}, 0, 1}.init(status, tiles, s); }
   akx_status tile(const akx__findall_plan &p, void *s) const {
-    return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), 0, s, p);
+    return go(akx::findall_info, dim3((unsigned)p.tiles), dim3((unsigned)p.block_size), (size_t)p.smem_bytes, s, p);
   }
 };
 

@@ -56,6 +56,10 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
   const akx__tuning t = akx__tuning_lookup(AKX__TUNE_FINDALL, ctx->info.cc_major, ctx->info.cc_minor, elem, NULL);
   p.block_size = t.block_size;
   p.items_per_thread = AKX__FINDALL_VECTORS * (int32_t)(16 / elem);
+  /* The selection tile's staging window of uint16 offsets, in dynamic shared memory (the tile
+   * layer sizes it; findall_info, kernels/akx/findall.cuh, declares no opt-in). */
+  AKX_TRY(akx__select_tile_shared(ctx, t.block_size, AKX__FINDALL_VECTORS, (int32_t)(16 / elem), 1, sizeof(uint16_t), 0,
+                                  "findall's tuned block_size", &p.window, &p.smem_bytes, NULL));
   /* Tiles over 16-byte vector slots, the first one starting `shift` elements before src. */
   const int64_t per_vector = (int64_t)(16 / elem), per_tile = (int64_t)t.block_size * AKX__FINDALL_VECTORS;
   p.tiles = ((p.n + p.shift + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
@@ -92,7 +96,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
     /* The total: the look-back header's count, stored by the last tile. */
-    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, AKX_HOST));
+    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, 1, AKX_HOST));
   }
   *count = total;
   if (total > p.capacity)

@@ -389,7 +389,7 @@ static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_o
   if (p.n > 0) {
     AKX_TRY(run(ctx, AKX__FAMILY_SEGMENTED_REDUCE, &p, &need));
     /* The runs: the look-back header's count, stored by the last tile. */
-    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, AKX_HOST));
+    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, 1, AKX_HOST));
   }
   *runs = total;
   if (total > p.capacity)

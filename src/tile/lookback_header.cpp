@@ -8,5 +8,6 @@
 #include "akx/lookback.cuh"
 
 extern "C" const size_t akx__lookback_count_offset = offsetof(akx::lookback_header, count);
-static_assert(sizeof(((akx::lookback_header *)nullptr)->count) == sizeof(int64_t),
-              "the count-back copies one int64");
+static_assert(sizeof(((akx::lookback_header *)nullptr)->count) == sizeof(int64_t) &&
+                  offsetof(akx::lookback_header, second_count) == offsetof(akx::lookback_header, count) + sizeof(int64_t),
+              "the count-back copies one int64, or two: count and second_count side by side");

@@ -31,16 +31,19 @@ akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__l
   return AKX_SUCCESS;
 }
 
-akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *count, akx_where where) {
+akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *counts, int ncounts, akx_where where) {
   const char *at = (const char *)status + akx__lookback_count_offset;
-  if (where == AKX_HOST) return ctx->be->memcpy(ctx, count, at, sizeof *count, AKX_COPY_DEVICE_TO_HOST);
+  if (ncounts != 1 && ncounts != 2)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "ncounts is %d; the look-back header holds 1 or 2 counts", ncounts);
+  const size_t bytes = (size_t)ncounts * sizeof *counts;
+  if (where == AKX_HOST) return ctx->be->memcpy(ctx, counts, at, bytes, AKX_COPY_DEVICE_TO_HOST);
   if (where != AKX_DEVICE)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
-  /* CUDA: enqueued behind the launch that stored the count, not waited for. The sim's launches
+  /* CUDA: enqueued behind the launch that stored the counts, not waited for. The sim's launches
    * and copies run at once and its memcpy waits for nothing (src/sim/backend_sim.cpp,
    * sim_memcpy): its copy is that enqueue. */
-  if (ctx->be->kind == AKX_BACKEND_CUDA) return akx__cuda_copy_async(ctx, count, at, sizeof *count);
-  return ctx->be->memcpy(ctx, count, at, sizeof *count, AKX_COPY_DEVICE_TO_DEVICE);
+  if (ctx->be->kind == AKX_BACKEND_CUDA) return akx__cuda_copy_async(ctx, counts, at, bytes);
+  return ctx->be->memcpy(ctx, counts, at, bytes, AKX_COPY_DEVICE_TO_DEVICE);
 }
 
 /* ---- the tuning and the ops' rules ---------------------------------------------------------------- */

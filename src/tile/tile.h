@@ -42,12 +42,27 @@ akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__l
 /* The byte offset of lookback_header::count in the header at a look-back's status
  * (offsetof in src/tile/lookback_header.cpp, of the struct the kernels write). */
 extern const size_t akx__lookback_count_offset;
-/* The count the last tile stored in the header at `status` (findall's total, a by-key
- * reduction's runs) into `count`. AKX_HOST: host memory, the copy waited for (the caller
- * refused a capturing stream before anything changed); AKX_DEVICE: one int64 of device memory,
- * the copy enqueued on the context's stream behind the launch, no synchronization (a graph
- * capture takes it). Any other where: AKX_ERROR_INVALID_ARGUMENT. */
-akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *count, akx_where where);
+/* The counts the last tile stored in the header at `status` into counts[0..ncounts): 1, the
+ * header's count (findall's total, a by-key reduction's runs); 2, count and second_count (a
+ * three-way partition's two sides), in one copy. AKX_HOST: host memory, the copy waited for (the
+ * caller refused a capturing stream before anything changed); AKX_DEVICE: ncounts int64 of
+ * device memory, the copy enqueued on the context's stream behind the launch, no synchronization
+ * (a graph capture takes it). Any other where, or ncounts not 1 or 2: AKX_ERROR_INVALID_ARGUMENT,
+ * nothing written. */
+akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *counts, int ncounts, akx_where where);
+
+/* ---- the selection tile's shared memory (kernels/akx/select_tile.cuh) ----------------------- */
+
+/* A selection tile of block_size threads x `vectors` slots of per_vector items with `sides` (1
+ * or 2) selected sides: its staging window's entries (the smaller of the tile's items and
+ * akx::select_window_max) of staged_size bytes each into *window, their dynamic shared memory
+ * into *dynamic_bytes, the kernel's static part into *static_bytes (unless NULL); or
+ * AKX_ERROR_INVALID_ARGUMENT, naming the block size as `block_from` (e.g. "opts->block_size"),
+ * when they do not fit a block on the device together (48 KiB without `optin`, the kernel's
+ * kernel_info.smem_optin; the opt-in maximum with it). */
+akx_status akx__select_tile_shared(const akx_context *ctx, int32_t block_size, int32_t vectors, int32_t per_vector,
+                                   int32_t sides, size_t staged_size, int optin, const char *block_from,
+                                   int64_t *window, int64_t *dynamic_bytes, int64_t *static_bytes);
 
 /* ---- the tiles' tuning and the ops' rules -------------------------------------------------- */
 
