@@ -105,10 +105,14 @@ struct select_count_scan : words_sum<long long, Sides> {
 };
 static_assert(sizeof(select_counts<1>) == 8 && sizeof(select_counts<2>) == 16, "a look-back node of 8 or 16 bytes");
 
+// A slot's E items as bits.
+template <int E>
+constexpr uint32_t select_slot_mask = E == 32 ? ~0u : (1u << E) - 1u;
+
 // The items of the slot at sequence position q that lie in [0, n): E bits.
 template <int E>
 AKX_HD_INLINE uint32_t select_present(int64_t q, int64_t n) {
-  const uint32_t all = E == 32 ? ~0u : (1u << E) - 1u;
+  const uint32_t all = select_slot_mask<E>;
   if (q >= 0 && q + E <= n) return all;
   const int64_t lo = q < 0 ? -q : 0, hi = n - q;
   if (hi <= 0 || lo >= E) return 0u;
@@ -207,7 +211,7 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
       counts.w[W + (j >> 2)] |= (unsigned long long)popcount32(m1) << (16 * (j & 3));
     }
   };
-  constexpr uint32_t vector_mask = E == 32 ? ~0u : (1u << E) - 1u;
+  constexpr uint32_t vector_mask = select_slot_mask<E>;
   const bool whole = p.whole(tile_position, (int64_t)bd * V * E);
   if (whole) {
 #pragma unroll
@@ -272,26 +276,24 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
   // The rejected side (a partition's): the items of [0, n) of no side, in order; their rank is
   // the items before them less the selected ones before them.
   if constexpr (P::rejects) {
-    auto selected_before = [&](int j) {  // the tile's items of any side before slot j
-      int64_t r = side_rank(0, j);
-      if constexpr (N == 2) r += side_rank(1, j);
-      return r;
-    };
     const int64_t before = select_items_before(tile_position, p.n);
-    int64_t r_prefix = before - prefix.w[0], r_total = select_items_before(tile_position + (int64_t)bd * V * E, p.n) - before - aggregate.w[0];
-    if constexpr (N == 2) {
-      r_prefix -= prefix.w[1];
-      r_total -= aggregate.w[1];
+    int64_t r_prefix = before, r_total = select_items_before(tile_position + (int64_t)bd * V * E, p.n) - before;
+#pragma unroll
+    for (int s = 0; s < N; ++s) {
+      r_prefix -= prefix.w[s];
+      r_total -= aggregate.w[s];
     }
     auto rejected_bits = [&](int j) {
-      const int64_t q = tile_position + ((int64_t)j * bd + tid) * E;
-      uint32_t m = select_present<E>(q, p.n) & ~side_bits(0, j);
-      if constexpr (N == 2) m &= ~side_bits(1, j);
+      uint32_t m = select_present<E>(tile_position + ((int64_t)j * bd + tid) * E, p.n);
+#pragma unroll
+      for (int s = 0; s < N; ++s) m &= ~side_bits(s, j);
       return m;
     };
-    auto rejected_rank = [&](int j) {
-      const int64_t q = tile_position + ((int64_t)j * bd + tid) * E;
-      return select_items_before(q, p.n) - before - selected_before(j);
+    auto rejected_rank = [&](int j) {  // the tile's items before slot j less those of any side
+      int64_t r = select_items_before(tile_position + ((int64_t)j * bd + tid) * E, p.n) - before;
+#pragma unroll
+      for (int s = 0; s < N; ++s) r -= side_rank(s, j);
+      return r;
     };
     __syncthreads();  // the selected sides' last window has been read
     select_compact<select_rejected>(p, staged, r_prefix, side_count(p.rejected_capacity, r_prefix, r_total),

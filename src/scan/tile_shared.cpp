@@ -7,12 +7,10 @@
 #include <inttypes.h>
 
 #include "internal.h"
+#include "tile/tile.h"
 #include "akx/block_scan.cuh"
 #include "akx/scan_layout.cuh"
 
-namespace {
-constexpr int64_t align16(int64_t b) { return (b + 15) / 16 * 16; }
-}  // namespace
 
 extern "C" akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layout,
                                             int32_t block_size, int32_t items_per_thread,
@@ -22,7 +20,7 @@ extern "C" akx_status akx__scan_tile_shared(const akx_context *ctx, int32_t layo
   const int64_t dynamic = l.slots(block_size) * (int64_t)partial_size;
   // AKX_SHARED(T, scratch, block_scan_scratch + 1) and AKX_SHARED(unsigned long long, ticket,
   // 1), each at a 16-byte boundary (as the sim lays them out; ptxas packs them no looser).
-  const int64_t statics = align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + align16(8);
+  const int64_t statics = akx__align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + akx__align16(8);
   if (dynamic + statics > ctx->info.shared_per_block)
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "opts->block_size %d x opts->items_per_thread %d of %zu-byte partials needs "

@@ -5,13 +5,11 @@
 #include <inttypes.h>
 
 #include "segment_shared.h"
+#include "tile/tile.h"
 #include "akx/block_limits.h"
 #include "akx/block_scan.cuh"
 #include "akx/scan_layout.cuh"
 
-namespace {
-constexpr int64_t align16(int64_t b) { return (b + 15) / 16 * 16; }
-}  // namespace
 
 extern "C" size_t akx__segment_node_size(size_t acc_size, size_t acc_align) {
   const size_t align = acc_align > 8 ? acc_align : 8;
@@ -24,10 +22,10 @@ extern "C" size_t akx__segment_node_size(size_t acc_size, size_t acc_align) {
 // ops and a segmented reduction's splits the max-scan's scratch (one word otherwise).
 // tests/test_segment_shared.c compares the sum with the sim's layout.
 extern "C" int64_t akx__segment_static_shared(size_t node_size, int user, int split) {
-  int64_t statics = align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + align16(8) +
-                    align16(AKX_MAX_BLOCK_SCAN * 4) + align16(8 * 8) + align16(6 * 8);
-  statics += user ? align16(AKX_MAX_BLOCK_SCAN * 8) : 16;
-  statics += user || split ? align16(akx::block_scan_scratch * 8) : 16;
+  int64_t statics = akx__align16((akx::block_scan_scratch + 1) * (int64_t)node_size) + akx__align16(8) +
+                    akx__align16(AKX_MAX_BLOCK_SCAN * 4) + akx__align16(8 * 8) + akx__align16(6 * 8);
+  statics += user ? akx__align16(AKX_MAX_BLOCK_SCAN * 8) : 16;
+  statics += user || split ? akx__align16(akx::block_scan_scratch * 8) : 16;
   return statics;
 }
 
@@ -35,7 +33,7 @@ extern "C" akx_status akx__segment_shared(const akx_context *ctx, size_t acc_siz
                                           int user, akx__segmented_plan *p) {
   const int32_t bd = p->block_size, ipt = p->items_per_thread;
   const int64_t tile = (int64_t)bd * ipt;
-  int64_t at = align16(akx::scan_layout::make(p->layout, ipt, (int32_t)acc_size).slots(bd) * (int64_t)acc_size);
+  int64_t at = akx__align16(akx::scan_layout::make(p->layout, ipt, (int32_t)acc_size).slots(bd) * (int64_t)acc_size);
   p->window_at = p->keys_at = p->ends_at = 0;
   p->window_cap = 0;
   if (!p->by_keys) {
@@ -43,13 +41,13 @@ extern "C" akx_status akx__segment_shared(const akx_context *ctx, size_t acc_siz
     // of its segments are empty.
     p->window_at = at;
     p->window_cap = tile + 2;
-    at += align16(p->window_cap * 2);
+    at += akx__align16(p->window_cap * 2);
   } else {
     p->keys_at = at;
-    at += align16(akx::scan_layout::make(p->layout, ipt, 8).slots(bd) * 8);
+    at += akx__align16(akx::scan_layout::make(p->layout, ipt, 8).slots(bd) * 8);
     if (reduce) {
       p->ends_at = at;
-      at += align16(tile * 2);
+      at += akx__align16(tile * 2);
     }
   }
   const int64_t statics = akx__segment_static_shared(node_size, user, reduce && !p->by_keys);

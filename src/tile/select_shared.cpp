@@ -13,9 +13,6 @@
 #include "tile/tile.h"
 #include "akx/select_tile.cuh"
 
-namespace {
-constexpr int64_t align16(int64_t b) { return (b + 15) / 16 * 16; }
-}  // namespace
 
 extern "C" akx_status akx__select_tile_shared(const akx_context *ctx, int32_t block_size, int32_t vectors,
                                               int32_t per_vector, int32_t sides, size_t staged_size, int optin,
@@ -24,13 +21,13 @@ extern "C" akx_status akx__select_tile_shared(const akx_context *ctx, int32_t bl
   // A tile's items, at most: a window as large never takes a second round.
   const int64_t items = (int64_t)block_size * vectors * per_vector;
   const int64_t entries = items < akx::select_window_max ? items : akx::select_window_max;
-  const int64_t dynamic = align16(entries * (int64_t)staged_size);
+  const int64_t dynamic = akx__align16(entries * (int64_t)staged_size);
   // AKX_SHARED(packed_sum<W x sides>::T, scratch, block_scan_scratch), AKX_SHARED(
   // select_counts<sides>, tile_prefix, 1), AKX_SHARED(unsigned long long, ticket, 1), each from a
   // 16-byte boundary, the last one's 8 bytes unpadded (as the sim lays them out and measures
   // them, tests/test_select_tile.cpp; ptxas packs them no looser). W: four 16-bit counts a word.
   const int64_t words = (vectors + 3) / 4 * (int64_t)sides;
-  const int64_t statics = align16(akx::block_scan_scratch * 8 * words) + align16(8 * (int64_t)sides) + 8;
+  const int64_t statics = akx__align16(akx::block_scan_scratch * 8 * words) + akx__align16(8 * (int64_t)sides) + 8;
   const int64_t without = (int64_t)akx__static_shared_limit;
   const int64_t limit = optin || ctx->info.shared_per_block < without ? ctx->info.shared_per_block : without;
   if (dynamic + statics > limit)

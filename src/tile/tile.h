@@ -51,6 +51,14 @@ extern const size_t akx__lookback_count_offset;
  * nothing written. */
 akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *counts, int ncounts, akx_where where);
 
+/* ---- the tiles' shared memory ----------------------------------------------------------------- */
+
+/* Bytes b rounded up to 16: where the next AKX_SHARED array of a tile kernel starts (the sim
+ * lays them out so, src/sim/checks.cpp; ptxas packs them no looser), for the planners that add
+ * up a kernel's static shared memory (src/tile/select_shared.cpp, src/scan/tile_shared.cpp,
+ * src/segmented/segment_shared.cpp). */
+static inline int64_t akx__align16(int64_t b) { return (b + 15) / 16 * 16; }
+
 /* ---- the selection tile's shared memory (kernels/akx/select_tile.cuh) ----------------------- */
 
 /* A selection tile of block_size threads x `vectors` slots of per_vector items with `sides` (1
