@@ -280,7 +280,7 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
                {613, 33, 0, "columns", "300", 1, 0},     {2000, 9, 0, "tiled", "1000", 1, 64},
                {613, 40, 0, "per_thread", "130", 1, 0},  {3, 2601, 1, "warp_rows", "1100", 1, 64},
                {2, 5003, 1, "rows", "1100", 1, 64}};
-  int compared = 0, trees = 0;
+  int compared = 0, trees = 0, planned = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     tfx_close(ctx);
     setenv("AKX_REDUCE_DIMS_SPLITS", cases[c].splits, 1);
@@ -293,6 +293,11 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
       const akx_dtype dt = (akx_dtype)t;
       const akx_dtype acc = ref_resolve_acc(dt, AKX_MAP_IDENTITY, AKX_OP_ADD, AKX_DTYPE_AUTO);
       if (acc == REF_UNSUPPORTED) continue;
+      /* The two-level cases take a third of the dtypes each, in turn (every dtype meets the tree
+       * at least once): a dtype changes the element, not the splits or the groups, and these
+       * cases were two thirds of the file's time. */
+      if (cases[c].tree && (t + (int)c) % 3 != 0) continue;
+      planned++;
       const int64_t rows = cases[c].rows, cols = cases[c].cols, n = rows * cols;
       const int rdim = cases[c].rdim;
       const size_t size = ref_size(dt), asz = ref_size(acc);
@@ -331,8 +336,9 @@ Test(one_launch, split_dims_reduction_is_one_launch_and_bitwise_the_two_launch_o
       tfx_free(ctx, src);
     }
   }
-  cr_expect_gt(compared, 120, "only %d results compared", compared);
-  cr_expect_gt(trees, 50, "only %d results through two levels", trees);
+  cr_expect_eq(compared, planned, "%d results compared of %d", compared, planned);
+  cr_expect_gt(compared, 100, "only %d results compared", compared);
+  cr_expect_gt(trees, 20, "only %d results through two levels", trees);
 }
 
 Test(one_launch, split_dims_sum_of_hundreds_of_splits_is_one_launch_from_the_first_call) {

@@ -509,13 +509,29 @@ void ref_acc_init(ref_acc *a, akx_op op, akx_dtype acc) {
 }
 
 /* x = M * 2^E with M an odd integer; returns E, sets *m to M (x finite, nonzero) */
+/* x (finite, nonzero) as m x 2^e with m odd. x87's extended format holds the 64-bit significand
+ * with its integer bit explicit: read from the bits (frexpl and ldexpl were a fifth of the time
+ * of the tests that check long sums); other long doubles go through frexpl. */
 static int odd_decompose(long double x, uint64_t *m) {
+#if LDBL_MANT_DIG == 64 && LDBL_MAX_EXP == 16384
+  unsigned char b[sizeof(long double)];
+  memcpy(b, &x, sizeof x);
+  uint64_t mant;
+  uint16_t se;
+  memcpy(&mant, b, 8);
+  memcpy(&se, b + 8, 2);
+  const int be = se & 0x7fff;
+  const int tz = __builtin_ctzll(mant);
+  *m = mant >> tz;
+  return (be == 0 ? 1 : be) - 16383 - 63 + tz;
+#else
   int e;
   long double f = frexpl(fabsl(x), &e); /* [0.5, 1) */
   uint64_t mant = (uint64_t)ldexpl(f, 64);
   int tz = __builtin_ctzll(mant);
   *m = mant >> tz;
   return e - 64 + tz;
+#endif
 }
 
 static void add_exp(ref_acc *a, long double x) {
@@ -916,15 +932,20 @@ static long double float_value(akx_dtype src, akx_map m, akx_op op, akx_dtype ac
     }
     case AKX_OP_ADD:
     default: {
-      /* k / 8 with sum |k| <= 2^p(acc), so every partial sum is exact in any order */
-      const int pa = ref_precision(acc), ps = ref_precision(src);
-      long double budget = ldexpl(1.0L, pa) / (long double)(total + 2);
-      if (m == AKX_MAP_SQUARE) budget = sqrtl(budget);
-      long double kmax = floorl(budget);
-      long double smax = ldexpl(1.0L, ps) - 1;
-      if (kmax > smax) kmax = smax;
-      if (kmax < 1) kmax = 1;
-      uint64_t K = (uint64_t)kmax;
+      /* k / 8 with sum |k| <= 2^p(acc), so every partial sum is exact in any order; the bound
+       * K depends on the call alone (kept for the next element: it was a third of ref_fill) */
+      static _Thread_local struct { akx_dtype src, acc; akx_map m; int64_t total; uint64_t K; int ok; } memo;
+      if (!memo.ok || memo.src != src || memo.acc != acc || memo.m != m || memo.total != total) {
+        const int pa = ref_precision(acc), ps = ref_precision(src);
+        long double budget = ldexpl(1.0L, pa) / (long double)(total + 2);
+        if (m == AKX_MAP_SQUARE) budget = sqrtl(budget);
+        long double kmax = floorl(budget);
+        long double smax = ldexpl(1.0L, ps) - 1;
+        if (kmax > smax) kmax = smax;
+        if (kmax < 1) kmax = 1;
+        memo.src = src, memo.acc = acc, memo.m = m, memo.total = total, memo.K = (uint64_t)kmax, memo.ok = 1;
+      }
+      const uint64_t K = memo.K;
       uint64_t k;
       switch (r2 % 4) {
         case 0: k = r % (K < 7 ? K + 1 : 8); break;          /* small */
