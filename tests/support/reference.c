@@ -897,9 +897,23 @@ static uint64_t int_value(akx_dtype t, akx_op op, const rare_set *rs, uint64_t s
   }
 }
 
-/* one real component for a float source */
-static long double float_value(akx_dtype src, akx_map m, akx_op op, akx_dtype acc,
-                               int64_t total, const rare_set *rs, uint64_t seed, int64_t i,
+/* The ADD fill's bound K on |k| (values k / 8): sum |k| <= 2^p(acc) over `total` terms (their
+ * squares under SQUARE), and k within src's precision. It depends on the call alone: ref_fill
+ * computes it once (per element, its ldexpl, floorl and sqrtl were a third of ref_fill). */
+static uint64_t add_bound(akx_dtype src, akx_map m, akx_dtype acc, int64_t total) {
+  const int pa = ref_precision(acc), ps = ref_precision(src);
+  long double budget = ldexpl(1.0L, pa) / (long double)(total + 2);
+  if (m == AKX_MAP_SQUARE) budget = sqrtl(budget);
+  long double kmax = floorl(budget);
+  long double smax = ldexpl(1.0L, ps) - 1;
+  if (kmax > smax) kmax = smax;
+  if (kmax < 1) kmax = 1;
+  return (uint64_t)kmax;
+}
+
+/* one real component for a float source; K: add_bound(src, map, acc, total) */
+static long double float_value(akx_dtype src, akx_op op, akx_dtype acc,
+                               int64_t total, uint64_t K, const rare_set *rs, uint64_t seed, int64_t i,
                                int flags) {
   const uint64_t r = ref_rand(seed, (uint64_t)i), r2 = ref_rand(seed ^ 0xABCDu, (uint64_t)i);
   const int j = rare_at(rs, i);
@@ -932,20 +946,7 @@ static long double float_value(akx_dtype src, akx_map m, akx_op op, akx_dtype ac
     }
     case AKX_OP_ADD:
     default: {
-      /* k / 8 with sum |k| <= 2^p(acc), so every partial sum is exact in any order; the bound
-       * K depends on the call alone (kept for the next element: it was a third of ref_fill) */
-      static _Thread_local struct { akx_dtype src, acc; akx_map m; int64_t total; uint64_t K; int ok; } memo;
-      if (!memo.ok || memo.src != src || memo.acc != acc || memo.m != m || memo.total != total) {
-        const int pa = ref_precision(acc), ps = ref_precision(src);
-        long double budget = ldexpl(1.0L, pa) / (long double)(total + 2);
-        if (m == AKX_MAP_SQUARE) budget = sqrtl(budget);
-        long double kmax = floorl(budget);
-        long double smax = ldexpl(1.0L, ps) - 1;
-        if (kmax > smax) kmax = smax;
-        if (kmax < 1) kmax = 1;
-        memo.src = src, memo.acc = acc, memo.m = m, memo.total = total, memo.K = (uint64_t)kmax, memo.ok = 1;
-      }
-      const uint64_t K = memo.K;
+      /* k / 8 with 0 <= k <= K (add_bound): every partial sum is exact in any order */
       uint64_t k;
       switch (r2 % 4) {
         case 0: k = r % (K < 7 ? K + 1 : 8); break;          /* small */
@@ -962,6 +963,11 @@ void ref_fill(void *buf, akx_dtype t, int64_t n, akx_map m, akx_op op, akx_dtype
               int64_t total, uint64_t seed, int flags) {
   rare_set rs = make_rare(seed, n);
   if (total < n) total = n;
+  /* a float source's component dtype and the accumulator its components are filled for */
+  const akx_dtype fsrc = ref_component(t);
+  const akx_dtype facc = ref_is_complex(t) ? (ref_is_complex(acc) ? ref_component(acc) : acc)
+                         : ref_is_float(acc) ? acc : ref_is_complex(acc) ? ref_component(acc) : t;
+  const uint64_t add_k = ref_is_float(fsrc) ? add_bound(fsrc, m, facc, total) : 0;
   for (int64_t i = 0; i < n; i++) {
     ref_val v = mk(t);
     const uint64_t r = ref_rand(seed, (uint64_t)i);
@@ -994,8 +1000,6 @@ void ref_fill(void *buf, akx_dtype t, int64_t n, akx_map m, akx_op op, akx_dtype
     } else if (ref_is_int(t)) {
       v.i = wrap(int_value(t, op, &rs, seed, i), t);
     } else if (ref_is_complex(t)) {
-      akx_dtype c = ref_component(t);
-      akx_dtype ca = ref_is_complex(acc) ? ref_component(acc) : acc;
       if (op == AKX_OP_MUL && !(flags & REF_FILL_ROUGH)) {
         /* units 1, -1, i, -i, with rare (1 + i) / 2 and 2 */
         const int j = rare_at(&rs, i);
@@ -1007,14 +1011,13 @@ void ref_fill(void *buf, akx_dtype t, int64_t n, akx_map m, akx_op op, akx_dtype
           v.im = (j & 1) ? 0.0L : 0.5L;
         }
       } else {
-        v.re = float_value(c, m, op, ca, total, &rs, seed, i, flags);
-        v.im = float_value(c, m, op, ca, total, &rs, seed ^ 0x1234567u, i, flags & ~REF_FILL_NAN);
+        v.re = float_value(fsrc, op, facc, total, add_k, &rs, seed, i, flags);
+        v.im = float_value(fsrc, op, facc, total, add_k, &rs, seed ^ 0x1234567u, i, flags & ~REF_FILL_NAN);
       }
       v.re = ref_round(v.re, t);
       v.im = ref_round(v.im, t);
     } else {
-      akx_dtype ca = ref_is_float(acc) ? acc : ref_is_complex(acc) ? ref_component(acc) : t;
-      v.re = ref_round(float_value(t, m, op, ca, total, &rs, seed, i, flags), t);
+      v.re = ref_round(float_value(fsrc, op, facc, total, add_k, &rs, seed, i, flags), t);
     }
     ref_store_at(buf, i, v);
   }
