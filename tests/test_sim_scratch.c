@@ -3,7 +3,11 @@
  *   and nothing is left there after a compile that works or one that fails;
  * - with the disk cache on, in the cache's directory: $TMPDIR stays empty and the cache holds
  *   only its files afterwards;
- * - a $TMPDIR that does not exist is passed over for /tmp, and kernels still compile.
+ * - a $TMPDIR that does not exist is passed over for /tmp, and kernels still compile;
+ * - the precompiled prelude (src/jit/sim_module.cpp): built once per machine as a build aid of
+ *   the kernel cache, every later unit compiled from it; a compiler that cannot precompile still
+ *   compiles (the prelude is not tried again in the process); a corrupt prelude file is built
+ *   again.
  * The compiler is a wrapper script (AKX_SIM_CXX) that notes its directory and $TMPDIR, then runs
  * the real one. Each test runs in its own process (Criterion), so the sim reads AKX_SIM_CXX,
  * TMPDIR and AKX_CACHE_DIR afresh. */
@@ -17,6 +21,7 @@
 #include <unistd.h>
 #include "tree.h"
 #include "akx.h"
+#include "src/jit/cache.h"
 
 static char root[64], tmpdir[128], cache[128], note[160];
 
@@ -43,13 +48,15 @@ static void setup(void) {
 static void teardown(void) { tfx_remove_tree(root); }
 TestSuite(sim_scratch, .init = setup, .fini = teardown, .timeout = 300);
 
-/* A source no other test compiles (so no cache has it), correct or broken. */
+/* A source no other test compiles (so no cache has it, nor an earlier call), correct or
+ * broken. */
 static akx_status create_op(int broken) {
+  static int calls;
   char source[256];
   snprintf(source, sizeof source,
            "AKX_HD double scratch_add(double a, double b) { return a + b%s; }\n"
-           "AKX_HD double scratch_zero() { return 0.0; } // %s %d\n",
-           broken ? " +* " : "", root, (int)getpid());
+           "AKX_HD double scratch_zero() { return 0.0; } // %s %d %d\n",
+           broken ? " +* " : "", root, (int)getpid(), calls++);
   const akx_user_op_desc d = {source, "double", "scratch_add", "scratch_zero", NULL, NULL};
   akx_context *ctx = NULL;
   cr_assert_eq(akx_context_create(&ctx, AKX_BACKEND_AUTO, 0), AKX_SUCCESS, "%s", akx_last_error());
@@ -147,4 +154,152 @@ Test(sim_scratch, a_tmpdir_that_does_not_exist_is_passed_over_for_tmp) {
   setenv("TMPDIR", missing, 1);
   cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
   cr_assert_geq(compiles_ran_under("/tmp"), 2);
+}
+
+/* The compiler behind a wrapper that notes, a line per run: "prelude" (a precompile), "from"
+ * (a unit told to include a header whose precompiled file lies beside it), "without" (told to,
+ * with no such file) or "plain" (not told to). refuse: PRECOMPILE, the precompile fails, as a
+ * compiler without precompiled headers would; FROM, every unit told to include the prelude
+ * fails, as clang's units do from a file precompiled in another directory. */
+enum refuse { NOTHING, PRECOMPILE, FROM };
+static void prelude_wrapper(enum refuse refuse) {
+  char wrapper[160];
+  snprintf(wrapper, sizeof wrapper, "%s/cxx-prelude", root);
+  FILE *f = fopen(wrapper, "w");
+  cr_assert(f);
+  fprintf(f,
+          "#!/bin/sh\n"
+          "[ \"$1\" = --version ] && exec '%s' \"$@\"\n"
+          "pre=; prev=; header=0\n"
+          "for a in \"$@\"; do [ \"$prev\" = -include ] && pre=\"$a\"; [ \"$a\" = c++-header ] && header=1; prev=\"$a\"; done\n"
+          "if [ $header = 1 ]; then echo prelude >> '%s'; [ %d = 1 ] && exit 1\n"
+          "elif [ -z \"$pre\" ]; then echo plain >> '%s'\n"
+          "elif [ -f \"$pre.gch\" ]; then echo from >> '%s'; [ %d = 1 ] && exit 1\n"
+          "else echo without >> '%s'; fi\n"
+          "exec '%s' \"$@\"\n",
+          AKX_TEST_CXX, note, refuse == PRECOMPILE, note, note, refuse == FROM, note, AKX_TEST_CXX);
+  fclose(f);
+  chmod(wrapper, 0700);
+  setenv("AKX_SIM_CXX", wrapper, 1);
+}
+
+/* How many of the wrapper's notes are `what`. */
+static int noted(const char *what) {
+  FILE *f = fopen(note, "r");
+  if (!f) return 0;
+  char line[64];
+  int n = 0;
+  while (fscanf(f, "%63s", line) == 1) n += strcmp(line, what) == 0;
+  fclose(f);
+  return n;
+}
+
+/* The cache's files whose names end in `kind`. */
+static int files_of_kind(const char *kind, char *last, size_t cap) {
+  DIR *d = opendir(cache);
+  cr_assert(d);
+  int n = 0;
+  for (const struct dirent *e; (e = readdir(d));) {
+    const size_t len = strlen(e->d_name), k = strlen(kind);
+    if (len > k && strcmp(e->d_name + len - k, kind) == 0) {
+      ++n;
+      snprintf(last, cap, "%s/%s", cache, e->d_name);
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+/* NVRTC's checks of a user op (src/jit/user_op.c), kernel-cache compiles where NVRTC loads. */
+static int nvrtc_checks(void) {
+  char last[512];
+  return files_of_kind(".nvchk", last, sizeof last);
+}
+
+static int prelude_files(char *last, size_t cap) {
+  return files_of_kind(".gch", last, cap);
+}
+
+Test(sim_scratch, with_the_disk_cache_units_compile_from_one_precompiled_prelude) {
+  setenv("AKX_CACHE_DIR", cache, 1);
+  prelude_wrapper(NOTHING);
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(noted("prelude"), 1, "the prelude is precompiled once");
+  cr_assert_eq(noted("from"), 4, "both ops' probes and kernels' units compile from it");
+  cr_assert_eq(noted("plain") + noted("without"), 0);
+  char file[512];
+  cr_assert_eq(prelude_files(file, sizeof file), 1, "one precompiled prelude in the cache");
+  akx__jit_counters aid, kernels;
+  akx__jit_cache_aid_counters(&aid);
+  akx__jit_cache_counters(&kernels);
+  cr_assert_eq(aid.compiles, 1);
+  cr_assert_eq(aid.disk_writes, 1);
+  cr_assert_eq(aid.memory_hits, 3);
+  cr_assert_eq(kernels.compiles, 4 + nvrtc_checks(), "the aid is counted with the kernels: %llu compiles",
+               (unsigned long long)kernels.compiles);
+  /* A new process: the prelude comes from the disk. */
+  akx__jit_cache_reset_for_tests();
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  akx__jit_cache_aid_counters(&aid);
+  cr_assert_eq(aid.compiles, 0);
+  cr_assert_eq(aid.disk_hits, 1);
+  cr_assert_eq(noted("prelude"), 1);
+  cr_assert_eq(noted("from"), 6);
+}
+
+Test(sim_scratch, a_compiler_that_cannot_precompile_still_compiles) {
+  setenv("AKX_CACHE_DIR", cache, 1);
+  prelude_wrapper(PRECOMPILE);
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(create_op(1), AKX_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(akx_last_error(), "precompile") == NULL, "the user's refusal is about the prelude: %s",
+            akx_last_error());
+  cr_assert_eq(noted("prelude"), 1, "a refused precompile is not tried again in the process");
+  cr_assert_eq(noted("plain"), 5);
+  cr_assert_eq(noted("from") + noted("without"), 0);
+  char file[512];
+  cr_assert_eq(prelude_files(file, sizeof file), 0);
+  akx__jit_counters aid;
+  akx__jit_cache_aid_counters(&aid);
+  cr_assert_eq(aid.compiles, 1);
+  cr_assert_eq(aid.disk_writes, 0);
+}
+
+Test(sim_scratch, a_corrupt_precompiled_prelude_is_built_again) {
+  setenv("AKX_CACHE_DIR", cache, 1);
+  prelude_wrapper(NOTHING);
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  char file[512];
+  cr_assert_eq(prelude_files(file, sizeof file), 1);
+  /* One byte of the payload, after the 88-byte header (src/jit/cache.h). */
+  FILE *f = fopen(file, "r+b");
+  cr_assert(f);
+  cr_assert_eq(fseek(f, 88 + 4096, SEEK_SET), 0);
+  const int c = fgetc(f);
+  cr_assert_eq(fseek(f, 88 + 4096, SEEK_SET), 0);
+  fputc(c ^ 0x5a, f);
+  fclose(f);
+  akx__jit_cache_reset_for_tests();
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  akx__jit_counters aid;
+  akx__jit_cache_aid_counters(&aid);
+  cr_assert_eq(aid.disk_rejects, 1);
+  cr_assert_eq(aid.compiles, 1);
+  cr_assert_eq(noted("prelude"), 2);
+  cr_assert_eq(noted("without") + noted("plain"), 0);
+}
+
+Test(sim_scratch, a_compiler_whose_units_fail_from_the_prelude_compiles_them_without_it) {
+  setenv("AKX_CACHE_DIR", cache, 1);
+  prelude_wrapper(FROM);
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(create_op(0), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(create_op(1), AKX_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(akx_last_error(), "expected") != NULL, "the user's error, as without the prelude: %s",
+            akx_last_error());
+  cr_assert_eq(noted("prelude"), 1);
+  cr_assert_eq(noted("from"), 1, "the process's later units go without the prelude");
+  cr_assert_eq(noted("plain"), 5, "the failed unit again, and the four after it");
 }

@@ -74,6 +74,7 @@ static struct {
   pthread_cond_t settled; /* broadcast when any entry leaves ENTRY_BUILDING */
   entry *entries;
   akx__jit_counters counters;
+  akx__jit_counters aid_counters; /* akx__jit_cache_get_aid's entries */
   int resolved; /* the directory was chosen (and checked) since the start or the last reset */
   /* The directory, opened once checked (-1: no disk cache): every file is opened, renamed and
    * removed relative to it, never by a name built from dir. */
@@ -662,7 +663,7 @@ static void count(uint64_t *counter) {
  * (counted and, verbose, reported: the caller builds it again). dir names dfd in sentences. */
 static file_result from_disk(int dfd, const char *dir, const char *name, const akx__jit_key *key,
                              akx__jit_load_fn load, void *arg, void **bytes, size_t *size,
-                             void **handle) {
+                             void **handle, akx__jit_counters *c) {
   void *b = NULL;
   size_t n = 0;
   const char *why = NULL;
@@ -672,7 +673,7 @@ static file_result from_disk(int dfd, const char *dir, const char *name, const a
     akx__error_saved before;
     akx__error_save(&before);
     if (load(arg, b, n, handle) == AKX_SUCCESS) {
-      count(&cache.counters.disk_hits);
+      count(&c->disk_hits);
       *bytes = b;
       *size = n;
       return FILE_GOOD;
@@ -684,7 +685,7 @@ static file_result from_disk(int dfd, const char *dir, const char *name, const a
     r = FILE_BAD;
   }
   if (r == FILE_BAD) {
-    count(&cache.counters.disk_rejects);
+    count(&c->disk_rejects);
     if (verbose()) fprintf(stderr, "libakx: the cache file %s/%s %s: building it again\n", dir, name, why);
   }
   return r;
@@ -766,20 +767,20 @@ typedef struct {
 /* The entry's bytes and handle: from the file, else built. Runs without the lock. */
 static akx_status produce(const disk_place *at, const akx__jit_key *key, akx__jit_build_fn build,
                           akx__jit_load_fn load, void *arg, void **bytes, size_t *size,
-                          void **handle) {
+                          void **handle, akx__jit_counters *c) {
   char lock_name[NAME_CAP + 8];
   int lock_fd = -1;
   const int disk = at->dfd >= 0;
   if (disk) {
     snprintf(lock_name, sizeof lock_name, "%s.lock", at->name);
-    file_result r = from_disk(at->dfd, at->dir, at->name, key, load, arg, bytes, size, handle);
+    file_result r = from_disk(at->dfd, at->dir, at->name, key, load, arg, bytes, size, handle, c);
     if (r == FILE_MISSING) {
       int timed_out = 0;
       lock_fd = take_build_lock(at->dfd, at->dir, lock_name, at->lock_wait_ms, &timed_out);
       if (lock_fd >= 0) {
-        r = from_disk(at->dfd, at->dir, at->name, key, load, arg, bytes, size, handle); /* built while this one waited? */
+        r = from_disk(at->dfd, at->dir, at->name, key, load, arg, bytes, size, handle, c); /* built while this one waited? */
       } else if (timed_out) {
-        count(&cache.counters.lock_timeouts);
+        count(&c->lock_timeouts);
         if (verbose())
           fprintf(stderr, "libakx: another process has held the lock on %s/%s for %ld ms: "
                   "building it here too\n", at->dir, at->name, at->lock_wait_ms);
@@ -792,7 +793,7 @@ static akx_status produce(const disk_place *at, const akx__jit_key *key, akx__ji
   }
   void *b = NULL;
   size_t n = 0;
-  count(&cache.counters.compiles);
+  count(&c->compiles);
   akx_status s = build(arg, &b, &n);
   if (s == AKX_SUCCESS && !b && n)
     s = akx__fail(AKX_ERROR_INTERNAL, "the kernel cache's build function returned no bytes "
@@ -815,7 +816,7 @@ static akx_status produce(const disk_place *at, const akx__jit_key *key, akx__ji
     release_build_lock(at->dfd, lock_fd, lock_name);
     if (written) {
       pthread_mutex_lock(&cache.lock);
-      cache.counters.disk_writes++;
+      c->disk_writes++;
       const int sweep = !cache.swept;
       cache.swept = 1;
       pthread_mutex_unlock(&cache.lock);
@@ -827,8 +828,9 @@ static akx_status produce(const disk_place *at, const akx__jit_key *key, akx__ji
   return AKX_SUCCESS;
 }
 
-akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
-                              akx__jit_load_fn load, void *arg, void **handle) {
+/* akx__jit_cache_get with the counters it counts in (the kernels' or the build aids'). */
+static akx_status get(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
+                      akx__jit_load_fn load, void *arg, void **handle, akx__jit_counters *c) {
   if (!handle) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "akx__jit_cache_get: handle is NULL");
   *handle = NULL;
   if (!key || !build || !load)
@@ -846,7 +848,7 @@ akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__ji
     while (e->state == ENTRY_BUILDING) pthread_cond_wait(&cache.settled, &cache.lock);
     e->waiters--;
     if (e->state == ENTRY_READY) {
-      cache.counters.memory_hits++;
+      c->memory_hits++;
       *handle = e->handle;
       pthread_mutex_unlock(&cache.lock);
       return AKX_SUCCESS;
@@ -884,7 +886,7 @@ akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__ji
 
   void *bytes = NULL, *h = NULL;
   size_t size = 0;
-  const akx_status s = produce(at, key, build, load, arg, &bytes, &size, &h);
+  const akx_status s = produce(at, key, build, load, arg, &bytes, &size, &h, c);
   free(at);
 
   pthread_mutex_lock(&cache.lock);
@@ -904,6 +906,16 @@ akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__ji
   pthread_mutex_unlock(&cache.lock);
   *handle = h;
   return s;
+}
+
+akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
+                              akx__jit_load_fn load, void *arg, void **handle) {
+  return get(key, kind, build, load, arg, handle, &cache.counters);
+}
+
+akx_status akx__jit_cache_get_aid(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
+                                  akx__jit_load_fn load, void *arg, void **handle) {
+  return get(key, kind, build, load, arg, handle, &cache.aid_counters);
 }
 
 akx_status akx__jit_cache_bytes(const akx__jit_key *key, const char *kind, const void **bytes,
@@ -927,6 +939,12 @@ akx_status akx__jit_cache_bytes(const akx__jit_key *key, const char *kind, const
 void akx__jit_cache_counters(akx__jit_counters *out) {
   pthread_mutex_lock(&cache.lock);
   *out = cache.counters;
+  pthread_mutex_unlock(&cache.lock);
+}
+
+void akx__jit_cache_aid_counters(akx__jit_counters *out) {
+  pthread_mutex_lock(&cache.lock);
+  *out = cache.aid_counters;
   pthread_mutex_unlock(&cache.lock);
 }
 
@@ -960,6 +978,7 @@ void akx__jit_cache_reset_for_tests(void) {
   }
   cache.entries = NULL;
   memset(&cache.counters, 0, sizeof cache.counters);
+  memset(&cache.aid_counters, 0, sizeof cache.aid_counters);
   cache.resolved = 0;
   if (cache.dir_fd >= 0) close(cache.dir_fd);
   cache.dir_fd = -1;

@@ -95,6 +95,12 @@ typedef akx_status (*akx__jit_load_fn)(void *arg, const void *bytes, size_t size
  * AKX_ERROR_OUT_OF_MEMORY, or whatever build or load returned (their sentence kept). */
 akx_status akx__jit_cache_get(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
                               akx__jit_load_fn load, void *arg, void **handle);
+/* akx__jit_cache_get for a build aid: a file that makes kernels' builds faster but is no
+ * kernel (the sim's precompiled prelude, src/jit/sim_module.cpp). The same files, checks and
+ * locks; counted apart (akx__jit_cache_aid_counters), so that the kernels' counters say what
+ * was compiled whether or not an aid was built on the way. */
+akx_status akx__jit_cache_get_aid(const akx__jit_key *key, const char *kind, akx__jit_build_fn build,
+                                  akx__jit_load_fn load, void *arg, void **handle);
 /* The bytes of a loaded entry (valid while it lives), AKX_ERROR_INVALID_ARGUMENT when
  * (key, kind) has no loaded entry in memory. */
 akx_status akx__jit_cache_bytes(const akx__jit_key *key, const char *kind, const void **bytes,
@@ -110,6 +116,8 @@ typedef struct {
   uint64_t lock_timeouts; /* waits for another process's build of a file given up */
 } akx__jit_counters;
 void akx__jit_cache_counters(akx__jit_counters *out);
+/* The same counts for the build aids (akx__jit_cache_get_aid) alone. */
+void akx__jit_cache_aid_counters(akx__jit_counters *out);
 /* Counts one memory hit answered outside akx__jit_cache_get: a launch that found its loaded
  * kernels in the table of run-time entries (src/jit/entries.h) without asking the cache. */
 void akx__jit_cache_count_memory_hit(void);

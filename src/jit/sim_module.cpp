@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -29,17 +30,24 @@
 #include "cache.h"
 #include "compile_log.h"
 #include "embedded.h"
+#include "error.h"
+#include "families.h"
 #include "user_op.h"
 
 extern char **environ;
 
 namespace {
 
-// What CMake builds the sim's kernels with, less what only a shared object needs: the same
-// arithmetic (no contraction), so a run-time kernel gives the prebuilt one's bits.
-const char *const compile_flags[] = {"-std=c++20", "-O2", "-DNDEBUG", "-ffp-contract=off",
-                                     "-fPIC", "-shared", "-fvisibility=hidden",
-                                     "-Wl,-Bsymbolic", "-DAKX_SIM_MODULE=1"};
+// The arithmetic CMake builds the sim's kernels with (no contraction), so a run-time kernel
+// gives the prebuilt one's bits; at -O1: a unit's compile is what a first call waits for (a
+// reduce_dims unit of a user op: 0.85 s at -O2, 0.62 s at -O1, 0.43 s at -O1 from the prelude
+// below), and -O1 runs the kernels as fast as -O2 on the sim, whose time goes to its runtime,
+// where -O0 runs ARGMIN's five times slower (test_argminmax warm: 5.4 s at -O2, 5.5 s at -O1,
+// 28 s at -O0; bench/RESULTS.md, "The sim's run-time units").
+const char *const compile_flags[] = {"-std=c++20", "-O1", "-DNDEBUG", "-ffp-contract=off",
+                                     "-fPIC", "-fvisibility=hidden", "-DAKX_SIM_MODULE=1"};
+// What only the shared object needs (not the precompiled prelude).
+const char *const link_flags[] = {"-shared", "-Wl,-Bsymbolic"};
 
 // ---- per process: the compiler, its version, the headers' digest; the headers on disk -----
 struct toolchain {
@@ -47,6 +55,10 @@ struct toolchain {
   char error[1024] = "";
   std::string cxx, version;
   akx__jit_key headers;  // every embedded file's name and bytes: part of every module's key
+  // Units compile without the prelude (sim_module.cpp, "the prelude"): it did not build, or a
+  // unit that failed from it compiled without it, or the compiler is clang.
+  std::atomic<bool> no_prelude{false};
+  std::atomic<int> compiles{0};         // units this process has started to compile
 };
 pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 toolchain *chain = nullptr;
@@ -144,7 +156,7 @@ bool write_file(const std::string &path, const void *data, size_t size) {
   return fclose(f) == 0 && ok;
 }
 
-const toolchain &get_toolchain() {
+toolchain &get_toolchain() {
   pthread_mutex_lock(&toolchain_lock);
   if (!chain) {
     chain = new toolchain;
@@ -160,6 +172,9 @@ const toolchain &get_toolchain() {
                rc < 0 ? "" : " (\"--version\" failed)");
     } else {
       chain->version = log.substr(0, log.find('\n'));
+      // Clang's precompiled headers hold their headers' absolute names (its #pragma once and its
+      // checks of the inputs go by them), and each unit compiles in a directory of its own.
+      chain->no_prelude = chain->version.find("clang") != std::string::npos;
       akx__jit_hasher h;
       akx__jit_key_begin(&h);
       akx__jit_key_add_headers(&h);
@@ -187,9 +202,131 @@ akx_status headers_on_disk(const std::string &dir) {
   return AKX_SUCCESS;
 }
 
+// The whole file at `path` in *bytes (malloc'd) and *size; false when it cannot be read.
+bool read_whole(const std::string &path, void **bytes, size_t *size) {
+  FILE *f = fopen(path.c_str(), "rb");
+  if (!f) return false;
+  bool ok = fseek(f, 0, SEEK_END) == 0;
+  const long n = ok ? ftell(f) : -1;
+  ok = n >= 0 && fseek(f, 0, SEEK_SET) == 0;
+  *bytes = ok ? malloc(n ? (size_t)n : 1) : nullptr;
+  if (*bytes && fread(*bytes, 1, (size_t)n, f) != (size_t)n) {
+    free(*bytes);
+    *bytes = nullptr;
+  }
+  fclose(f);
+  *size = *bytes ? (size_t)n : 0;
+  return *bytes != nullptr;
+}
+
+// The kernel cache's key of a file the compiler makes: everything that makes it (what it is,
+// this libakx, the compiler and every flag, the text and every header it may include).
+akx__jit_key key_of(const char *what, const toolchain &tc, const std::string &text) {
+  akx__jit_hasher h;
+  akx__jit_key_begin(&h);
+  akx__jit_key_add_str(&h, what);
+  akx__jit_key_add_str(&h, akx_version());
+  akx__jit_key_add_str(&h, tc.cxx.c_str());
+  akx__jit_key_add_str(&h, tc.version.c_str());
+  for (const char *flag : compile_flags) akx__jit_key_add_str(&h, flag);
+  for (const char *flag : link_flags) akx__jit_key_add_str(&h, flag);
+  akx__jit_key_add_str(&h, text.c_str());
+  akx__jit_key_add(&h, tc.headers.b, sizeof tc.headers.b);
+  akx__jit_key key;
+  akx__jit_key_end(&h, &key);
+  return key;
+}
+
+// ---- the prelude: every header a unit may include, precompiled once per machine --------------
+// Two thirds of a unit's compile at -O0 was parsing the same headers (the C++ library's most:
+// <type_traits>, <cmath>, <tuple>); compiled once into the compiler's precompiled header and
+// kept in the kernel cache as a build aid (src/jit/cache.h), each unit starts from it. Its
+// headers are the family list's header column (src/core/families.h) and the user ops', after
+// the module's start; a unit includes a subset of them after that same start, so the prelude
+// changes nothing a unit sees but the order in which guarded headers are read. Used where it
+// pays: with the disk cache (one build per machine), else from a process's second compile on.
+// GCC's form (name.gch beside the header, which GCC reads in place of the header wherever it
+// is valid and ignores where not); a compiler whose units fail from it while they compile
+// without it (what clang does, whose files name their headers' directory) loses it for the
+// process.
+const char prelude_name[] = "akx_prelude.h";
+
+std::string prelude_text() {
+  std::string t = "// Every header a run-time unit may include (src/jit/sim_module.cpp).\n"
+                  "#include \"sim_module.inl\"\n";
+  const auto add = [&t](const char *header) {
+    const std::string line = std::string("#include \"") + header + "\"\n";
+    if (t.find(line) == std::string::npos) t += line;
+  };
+#define AKX_PRELUDE_HEADER_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) add(header);
+  AKX_FAMILY_LIST(AKX_PRELUDE_HEADER_)
+#undef AKX_PRELUDE_HEADER_
+  add(AKX__USER_OP_HEADER);
+  return t;
+}
+
+akx_status build_prelude(void *arg, void **bytes, size_t *size) {
+  const toolchain &tc = *static_cast<const toolchain *>(arg);
+  std::string why;
+  const std::string dir = make_build_dir(&why);
+  if (dir.empty())
+    return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot precompile its prelude: no directory to build in (%s)",
+                     why.c_str());
+  const int live_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (live_fd >= 0) flock(live_fd, LOCK_SH);  // a live builder (build_module says why)
+  const std::string include_dir = dir + "/include", header = include_dir + "/" + prelude_name,
+                    out = dir + "/prelude.out", text = prelude_text();
+  akx_status s = headers_on_disk(include_dir);
+  if (s == AKX_SUCCESS && !write_file(header, text.data(), text.size()))
+    s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot precompile its prelude: writing %s failed (%s)",
+                  header.c_str(), strerror(errno));
+  if (s == AKX_SUCCESS) {
+    const std::string inc = "-I" + include_dir;
+    std::vector<const char *> argv{tc.cxx.c_str()};
+    for (const char *f : compile_flags) argv.push_back(f);
+    argv.insert(argv.end(), {inc.c_str(), "-x", "c++-header", header.c_str(), "-o", out.c_str()});
+    std::string log;
+    const int rc = run(argv, &log, dir, dir);
+    if (rc != 0)
+      s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's prelude did not precompile with %s (exit %d): %s",
+                    tc.cxx.c_str(), rc, log.substr(0, log.find('\n')).c_str());
+    else if (!read_whole(out, bytes, size) || *size == 0)
+      s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's precompiled prelude %s cannot be read", out.c_str());
+  }
+  remove_tree(dir);
+  if (live_fd >= 0) close(live_fd);
+  return s;
+}
+
+akx_status load_prelude(void *, const void *bytes, size_t size, void **handle) {
+  if (!bytes || size == 0) return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's precompiled prelude is empty");
+  *handle = const_cast<void *>(bytes);  // the cache's bytes, valid while the entry lives
+  return AKX_SUCCESS;
+}
+
+// The precompiled prelude's bytes for this toolchain, or false: then units compile without it
+// (no error: a compiler that cannot precompile still compiles, only slower).
+bool prelude_bytes(toolchain &tc, const void **bytes, size_t *size) {
+  const int started = tc.compiles.fetch_add(1);
+  if (tc.no_prelude.load()) return false;
+  const char *disk = akx__jit_cache_dir();
+  if (!(disk && *disk) && started == 0) return false;
+  const akx__jit_key key = key_of("sim prelude", tc, prelude_text());
+  const char *kind = ".gch";
+  akx__error_saved before;
+  akx__error_save(&before);
+  void *handle = nullptr;
+  if (akx__jit_cache_get_aid(&key, kind, build_prelude, load_prelude, &tc, &handle) == AKX_SUCCESS &&
+      akx__jit_cache_bytes(&key, kind, bytes, size) == AKX_SUCCESS)
+    return true;
+  akx__error_restore(&before);
+  tc.no_prelude.store(true);
+  return false;
+}
+
 // ---- one module -------------------------------------------------------------------------------
 struct module_job {
-  const toolchain *tc;
+  toolchain *tc;
   std::string source, name;
   const akx_user_op_desc *user = nullptr;  // the unit holds this user op's source
   const akx::sim::runtime_api *runtime = nullptr;  // what the module calls (akx_sim_module_init)
@@ -230,6 +367,13 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
   const std::string src = dir + "/" + job->name + ".cpp", out = dir + "/" + job->name + ".so",
                     include_dir = dir + "/include";
   akx_status s = headers_on_disk(include_dir);
+  const void *pch = nullptr;
+  size_t pch_size = 0;
+  const std::string prelude = include_dir + "/" + prelude_name, text = prelude_text();
+  if (s == AKX_SUCCESS && prelude_bytes(*job->tc, &pch, &pch_size) &&
+      !(write_file(prelude, text.data(), text.size()) &&
+        write_file(prelude + ".gch", pch, pch_size)))
+    pch = nullptr;  // a unit compiles without it
   if (s == AKX_SUCCESS && (!write_file(src, job->source.data(), job->source.size()) ||
                            (job->user && (!write_file(dir + "/" AKX__USER_SOURCE_FILE, job->user->source,
                                                       strlen(job->user->source)) ||
@@ -239,11 +383,20 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
                   dir.c_str(), strerror(errno));
   if (s == AKX_SUCCESS) {
     const std::string inc = "-I" + include_dir;
-    std::vector<const char *> argv{job->tc->cxx.c_str()};
-    for (const char *f : compile_flags) argv.push_back(f);
-    argv.insert(argv.end(), {inc.c_str(), src.c_str(), "-o", out.c_str()});
+    const auto compile = [&](bool from_prelude, std::string *log) {
+      std::vector<const char *> argv{job->tc->cxx.c_str()};
+      for (const char *f : compile_flags) argv.push_back(f);
+      for (const char *f : link_flags) argv.push_back(f);
+      if (from_prelude) argv.insert(argv.end(), {"-include", prelude.c_str()});
+      argv.insert(argv.end(), {inc.c_str(), src.c_str(), "-o", out.c_str()});
+      return run(argv, log, dir, dir);
+    };
     std::string log;
-    const int rc = run(argv, &log, dir, dir);
+    int rc = compile(pch != nullptr, &log);
+    // A unit that fails from the prelude is compiled without it, whose log is the one reported
+    // (a user's error reads as it would without the prelude); where that works, the prelude was
+    // what failed, and the process's later units go without it.
+    if (rc != 0 && pch && (rc = compile(false, &log)) == 0) job->tc->no_prelude.store(true);
     akx__compile_log_set(log.c_str());
     if (rc != 0) {
       const std::string first = first_error(log);
@@ -255,19 +408,7 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
     }
   }
   if (s == AKX_SUCCESS) {
-    FILE *f = fopen(out.c_str(), "rb");
-    if (f) {
-      fseek(f, 0, SEEK_END);
-      *size = (size_t)ftell(f);
-      fseek(f, 0, SEEK_SET);
-      *bytes = malloc(*size ? *size : 1);
-      if (!*bytes || fread(*bytes, 1, *size, f) != *size) {
-        free(*bytes);
-        *bytes = nullptr;
-      }
-      fclose(f);
-    }
-    if (!*bytes) s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s left no readable %s", job->name.c_str(), out.c_str());
+    if (!read_whole(out, bytes, size)) s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s left no readable %s", job->name.c_str(), out.c_str());
   }
   remove_tree(dir);
   if (live_fd >= 0) close(live_fd);
@@ -319,24 +460,12 @@ akx_status load_module(void *arg, const void *bytes, size_t size, void **handle)
 
 extern "C" akx_status akx__sim_module_open(const void *runtime, const char *name, const char *unit,
                                           const akx_user_op_desc *user, void **handle) {
-  const toolchain &tc = get_toolchain();
+  toolchain &tc = get_toolchain();
   if (tc.status != AKX_SUCCESS) return akx__fail(tc.status, "%s", tc.error);
   if (!runtime) return akx__fail(AKX_ERROR_INTERNAL, "%s: no sim runtime table to load it with", name);
   module_job job{&tc, std::string("#include \"sim_module.inl\"\n") + unit, name, user,
                  static_cast<const akx::sim::runtime_api *>(runtime)};
-  // Everything that makes the object: this libakx, the compiler and its flags, the text and
-  // every header it may include.
-  akx__jit_hasher h;
-  akx__jit_key_begin(&h);
-  akx__jit_key_add_str(&h, "sim module");
-  akx__jit_key_add_str(&h, akx_version());
-  akx__jit_key_add_str(&h, tc.cxx.c_str());
-  akx__jit_key_add_str(&h, tc.version.c_str());
-  for (const char *flag : compile_flags) akx__jit_key_add_str(&h, flag);
-  akx__jit_key_add_str(&h, job.source.c_str());
-  akx__jit_key_add(&h, tc.headers.b, sizeof tc.headers.b);
-  akx__jit_key key;
-  akx__jit_key_end(&h, &key);
+  const akx__jit_key key = key_of("sim module", tc, job.source);
   return akx__jit_cache_get(&key, ".so", build_module, load_module, &job, handle);
 }
 

@@ -48,7 +48,7 @@ static const char *cxx_type(akx_dtype t) {
  * match, so the fallback is chosen only when the source declares none, and the rule's check
  * says so in a sentence instead of the compiler's lookup error. */
 static void put_fns(akx__text *b, const akx_user_op_desc *d) {
-  akx__text_putf(b, "#include \"akx/user_op.cuh\"\nnamespace akx_user {\nusing ::akx::float16;\nusing ::akx::bfloat16;\n"
+  akx__text_putf(b, "#include \"" AKX__USER_OP_HEADER "\"\nnamespace akx_user {\nusing ::akx::float16;\nusing ::akx::bfloat16;\n"
          "using ::akx::complex;\n#line 1 \"" AKX__USER_SOURCE_FILE "\"\n%s\n", d->source);
   akx__text_putf(b, "#line 1 \"akx_user_op_rules\"\nusing akx_acc_type_ =\n#line 1 \"" AKX__USER_ACC_FILE "\"\n%s\n"
          "#line 3 \"akx_user_op_rules\"\n;\n", d->acc_type);

@@ -17,6 +17,8 @@ extern "C" {
  * (src/jit/sim_module.cpp) and quotes them. */
 #define AKX__USER_SOURCE_FILE "user_op.cpp"
 #define AKX__USER_ACC_FILE "acc_type"
+/* The kernel header every unit of a user op includes (the sim's prelude names it too). */
+#define AKX__USER_OP_HEADER "akx/user_op.cuh"
 
 typedef struct akx__user_op {
   akx_op id; /* >= AKX_USER_OP_FIRST */
