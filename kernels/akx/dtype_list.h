@@ -19,4 +19,8 @@
   X(AKX_FLOAT64, double, float64, 8)               \
   X(AKX_COMPLEX64, ::akx::c64, complex64, 8)       \
   X(AKX_COMPLEX128, ::akx::c128, complex128, 16)
+/* The source dtypes whose kernels libakx prebuilds (akx::library_source, kernels/akx/dtypes.cuh,
+ * which says why these). CMake reads the list too: each of them is a build unit of its own per
+ * family file, the others share one (CMakeLists.txt, akx_kernel_instances). */
+#define AKX_LIBRARY_SOURCE_LIST(X) X(AKX_INT32) X(AKX_INT64) X(AKX_FLOAT32) X(AKX_FLOAT64)
 #endif

@@ -111,7 +111,9 @@ enum prebuilt_for : int { prebuilt_for_library = 0, prebuilt_for_tests = 1, preb
 // every family, and the README's build of the whole library had to stay within its ten minutes
 // on two cores (bench/RESULTS.md, "Build time").
 AKX_CONSTEXPR bool library_source(akx_dtype src) {
-  return src == AKX_INT32 || src == AKX_INT64 || src == AKX_FLOAT32 || src == AKX_FLOAT64;
+#define AKX_X_(D) || src == D
+  return false AKX_LIBRARY_SOURCE_LIST(AKX_X_);
+#undef AKX_X_
 }
 // The library prebuilds ADD, MIN and MAX (sums, counts, softmax's max, ranges); MUL and the bit
 // ops compile at run time on first use (kept by the disk cache). Half of nvcc's build time

@@ -19,8 +19,14 @@
 #define AKX_ENTRY_NAME_2_(family, name) AKX_ENTRY_NAME_3_(family, name)
 // The resolver of `family` for this file's source dtype.
 #define AKX_ENTRY_NAME(family) AKX_ENTRY_NAME_2_(family, AKX_SRC_NAME)
+#define AKX_INSTANCES_2_(name) akx_instances_##name
+#define AKX_INSTANCES_1_(name) AKX_INSTANCES_2_(name)
+// The namespace of the source dtype's tables: a build unit may hold several dtypes' instances,
+// this file included once for each (CMakeLists.txt, akx_kernel_instances).
+#define AKX_INSTANCES AKX_INSTANCES_1_(AKX_SRC_NAME)
 
 namespace {
+namespace AKX_INSTANCES {
 using Src = akx::dtype_t<AKX_SRC_DTYPE>;
 
 // The tables are indexed by the enums' values: the lists run in their order.
@@ -118,5 +124,6 @@ akx__launcher reduce_resolve(const akx__combination *c) {
     return nullptr;
   return rows[c->acc][c->op];
 }
+}  // namespace AKX_INSTANCES
 }  // namespace
 #endif  // !__CUDACC_RTC__

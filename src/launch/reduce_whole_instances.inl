@@ -6,13 +6,15 @@
 
 #if !defined(__CUDACC_RTC__)
 namespace {
+namespace AKX_INSTANCES {
 struct reduce_whole_instances {
   template <class S, class A, class O>
   static constexpr akx__launcher instance() { return &erased<akx__reduce_whole_plan, &akx::reduce_whole_launch<S, A, O>>; }
 };
+}  // namespace AKX_INSTANCES
 }  // namespace
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(reduce_whole)(const akx__combination *c) {
-  return reduce_resolve<reduce_whole_instances, AKX__FAMILY_REDUCE_WHOLE>(c);
+  return AKX_INSTANCES::reduce_resolve<AKX_INSTANCES::reduce_whole_instances, AKX__FAMILY_REDUCE_WHOLE>(c);
 }
 #endif  // !__CUDACC_RTC__

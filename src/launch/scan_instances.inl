@@ -9,17 +9,19 @@
 
 #if !defined(__CUDACC_RTC__)
 namespace {
+namespace AKX_INSTANCES {
 struct scan_instances {
   template <class S, class D, class A, class O>
   static constexpr akx__launcher instance() { return &erased<akx__scan_plan, &akx::scan_launch<S, D, A, O>>; }
 };
+}  // namespace AKX_INSTANCES
 }  // namespace
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(scan)(const akx__combination *c) {
-  return scan_resolve<scan_instances, AKX__FAMILY_SCAN>(c);
+  return AKX_INSTANCES::scan_resolve<AKX_INSTANCES::scan_instances, AKX__FAMILY_SCAN>(c);
 }
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(findall)(const akx__combination *) {
-  return &erased<akx__findall_plan, &akx::findall_launch<Src>>;
+  return &AKX_INSTANCES::erased<akx__findall_plan, &akx::findall_launch<AKX_INSTANCES::Src>>;
 }
 #endif  // !__CUDACC_RTC__

@@ -8,6 +8,7 @@
 
 #if !defined(__CUDACC_RTC__)
 namespace {
+namespace AKX_INSTANCES {
 struct segmented_reduce_instances {
   template <class S, class A, class O>
   static constexpr akx__launcher instance() { return &erased<akx__segmented_plan, &akx::segmented_reduce_launch<S, A, O>>; }
@@ -18,13 +19,14 @@ struct segmented_scan_instances {
     return &erased<akx__segmented_plan, &akx::segmented_scan_launch<S, D, A, O>>;
   }
 };
+}  // namespace AKX_INSTANCES
 }  // namespace
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(segmented_reduce)(const akx__combination *c) {
-  return reduce_resolve<segmented_reduce_instances, AKX__FAMILY_SEGMENTED_REDUCE>(c);
+  return AKX_INSTANCES::reduce_resolve<AKX_INSTANCES::segmented_reduce_instances, AKX__FAMILY_SEGMENTED_REDUCE>(c);
 }
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(segmented_scan)(const akx__combination *c) {
-  return scan_resolve<segmented_scan_instances, AKX__FAMILY_SEGMENTED_SCAN>(c);
+  return AKX_INSTANCES::scan_resolve<AKX_INSTANCES::segmented_scan_instances, AKX__FAMILY_SEGMENTED_SCAN>(c);
 }
 #endif  // !__CUDACC_RTC__
