@@ -307,6 +307,19 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
 }
 
 // ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
+// Loads a thread of the tile body keeps in flight down its output's reduction: 64 bytes of
+// source, as the seed's whole-array reduction gives each thread 64 bytes of accumulator
+// (reduce-whole-array-on-device): 16 float32 or int32, 16 of the 2- and 1-byte sources (their
+// registers: 32 float16 loads took 64, 64 uint8 loads 76, over the class), and 4 of the 8- and
+// 16-byte ones (with 8, the int64-into-bool instances took an 8-byte stack frame; ptxas, sm_90).
+// A warp request of the tiled shape moves W outputs of 32 / W rows, 128 bytes of float32 and 64
+// of bfloat16, so the bytes a launch has in flight scale with the loads each thread has: with 4
+// (before), sum(x; dims=2) of 8192x8192 float32 had half the bytes in flight that DRAM needs on
+// the rtx5080 profile and a third on the h200's (Little's law, src/sim/model.c) and modelled
+// at 1.99x and 1.47x its copy, where the seed measured AK's kernel at its copy's bandwidth.
+template <class Src>
+constexpr int tile_loads_in_flight = sizeof(Src) >= 8 ? 4 : 64 / (int)sizeof(Src) > 16 ? 16 : 64 / (int)sizeof(Src);
+
 // Thread t serves output x = t % W of the tile on reduction rows y = t / W, y + ny, ...
 // (threads with y >= ny idle: bd need not be a multiple of W). Neighbouring lanes take
 // neighbouring outputs: where outputs are contiguous in the source (ksrc innermost 1), a warp
@@ -331,17 +344,22 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
     if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division
       const int64_t st = p.rstride[0], step = (int64_t)ny * st;
       const Src *ptr = base + r * st;
-      // The trip count from kernels/akx/divide.cuh, loops not unrolled further: the count
-      // the compiler derives from a loop's bounds is a 64-bit `/`, a call whose convention
-      // spilled the tile kernel of int64 sources into bool accumulators (ptxas, sm_90).
-      const int64_t quads = r + 3 * (int64_t)ny < r1 ? idiv(r1 - r - 3 * (int64_t)ny - 1, 4 * (int64_t)ny) + 1 : 0;
+      // Batches of B loads in flight (tile_loads_in_flight), combined in order, then the
+      // rest one at a time: the same order of combination for any B. The trip count from
+      // kernels/akx/divide.cuh, loops not unrolled further: the count the compiler derives
+      // from a loop's bounds is a 64-bit `/`, a call whose convention spilled the tile kernel
+      // of int64 sources into bool accumulators (ptxas, sm_90).
+      constexpr int B = tile_loads_in_flight<Src>;
+      const int64_t batches =
+          r + (B - 1) * (int64_t)ny < r1 ? idiv(r1 - r - (B - 1) * (int64_t)ny - 1, B * (int64_t)ny) + 1 : 0;
 #pragma unroll 1
-      for (int64_t k = 0; k < quads; ++k, r += 4 * (int64_t)ny, ptr += 4 * step) {
-        const Src x0 = gld(ptr), x1 = gld(ptr + step), x2 = gld(ptr + 2 * step), x3 = gld(ptr + 3 * step);
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x0, op_position<Op>(p.finish.positions, r)));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x1, op_position<Op>(p.finish.positions, r + ny)));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x2, op_position<Op>(p.finish.positions, r + 2 * (int64_t)ny)));
-        acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x3, op_position<Op>(p.finish.positions, r + 3 * (int64_t)ny)));
+      for (int64_t k = 0; k < batches; ++k, r += B * (int64_t)ny, ptr += B * step) {
+        Src x[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j) x[j] = gld(ptr + j * step);
+#pragma unroll
+        for (int j = 0; j < B; ++j)
+          acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x[j], op_position<Op>(p.finish.positions, r + j * (int64_t)ny)));
       }
 #pragma unroll 1
       for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), op_position<Op>(p.finish.positions, r)));
@@ -418,7 +436,8 @@ struct reduce_dims_kernels {
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status tile(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((info), (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
+    return AKX_LAUNCH((with_loads_in_flight(info, tile_loads_in_flight<Src>, tile_loads_in_flight<Src>)),
+                      (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status finish(dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
