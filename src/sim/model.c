@@ -45,7 +45,7 @@
  * memory plus the driver's 1 KiB reserve per block).
  *
  * A launch whose bytes all fit in flight at once (its loads in flight, its stores posted)
- * costs needed / copy_gbs (1.63 us on the H200 profile, 3.24 us on the RTX 5080's) of DRAM
+ * costs needed / copy_gbs (1.63 us on the H200 profile, 3.00 us on the RTX 5080's) of DRAM
  * time whatever its size: the loaded latency those two profile figures imply. It is larger than
  * dram_latency_ns (the lightly loaded round trip), so a tiny launch is priced high.
  *
@@ -78,8 +78,9 @@
  *   parameter                   H200        RTX 5080    source
  *   launch_us                   2.0 us      2.0 us      profile: typical launch cost (an estimate)
  *   pdl_overlap_us              1.0 us      1.0 us      profile: half the launch (an estimate)
- *   copy_gbs                    3980 GB/s   850 GB/s    profile: the best published H200
- *                                                       copy-class figure / an estimate;
+ *   copy_gbs                    3980 GB/s   916.3 GB/s  profile: the best published H200
+ *                                                       copy-class figure / the seed's
+ *                                                       8192x8192 dims row on an RTX 5080;
  *                                                       neither measured here
  *   bytes_in_flight_per_sm      48 KiB      32 KiB      profile: CUB's sm_90 tuning / an
  *                                                       estimate for a GDDR7 part
