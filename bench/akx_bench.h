@@ -9,6 +9,7 @@
  *   data.c       the input data, its device buffers, and the checks against the host;
  *   counters.c   the sim's counters of one call, and the model's time of a device copy;
  *   output.c     the preamble, the table, CSV, JSON Lines and --kernels-csv, a row at a time;
+ *   seeds.c      the seeds' measured rows, shown beside the rows that match them;
  *   plot.c       --plot: GB/s versus bytes, drawn by gnuplot.
  * The CUDA peers are in bench_cuda.cu, the scan without neutral element in bench_no_neutral.cpp
  * and the dist suite in bench_dist.c. Every C file defines _POSIX_C_SOURCE 200809L before its
@@ -144,6 +145,22 @@ typedef struct {
 
 extern record records[MAX_RECORDS];
 extern int nrecords;
+
+/* ---- the seeds' measured rows (seeds.c) ------------------------------------------------- */
+
+/* A row of a seed's table: AcceleratedKernels.jl's GPU time on the seed's device (RTX 5080)
+ * for the bench row of that suite, case, dtype, shape and akx call. */
+typedef struct {
+  const char *suite, *name, *dtype, *shape, *variant;
+  double us;
+  const char *seed; /* the seed's file in ../shared/seeds, less .txt */
+} seed_row;
+/* Whether the run shows the seeds' column: on a GPU, and on the sim's rtx5080 profile. */
+int seeds_shown(void);
+/* The seed row r matches, or NULL. */
+const seed_row *seed_for(const record *r);
+/* r's time over the seed's (the model's on the sim, the median on a GPU); 0 where r has none. */
+double seed_ratio(const record *r, const seed_row *s);
 
 /* ---- the akx calls under test (run_case.c) ----------------------------------------------- */
 

@@ -50,16 +50,31 @@ int table_on(void) {
   return !(opt.csv && strcmp(opt.csv, "-") == 0) && !(opt.json && strcmp(opt.json, "-") == 0);
 }
 
+/* The seeds' columns (seeds.c) where the run shows them: the seed's µs and this row's time
+ * over it, "-" where no seed row matches. */
+static void seed_columns(char *buf, size_t size, const record *r) {
+  buf[0] = '\0';
+  if (!seeds_shown()) return;
+  const seed_row *s = seed_for(r);
+  const double ratio = seed_ratio(r, s);
+  char us[16] = "-", over[16] = "-";
+  if (s) snprintf(us, sizeof us, "%.1f", s->us);
+  if (ratio > 0) snprintf(over, sizeof over, "%.2f", ratio);
+  snprintf(buf, size, " %8s %6s", us, over);
+}
+
 void print_header(void) {
+  /* µ is two bytes in UTF-8: those headers are one byte wider to line up with the rows. */
+  char seeds[32] = "";
+  if (seeds_shown()) snprintf(seeds, sizeof seeds, " %9s %6s", "seed µs", "/seed");
   if (!on_sim) {
-    /* µ is two bytes in UTF-8: those headers are one byte wider to line up with the rows. */
-    printf("%-24s %-9s %-16s %-30s %18s %8s %18s %8s %18s %8s %7s %8s  %s\n", "case", "dtype",
+    printf("%-24s %-9s %-16s %-30s %18s %8s %18s %8s %18s %8s %7s %8s%s  %s\n", "case", "dtype",
            "shape", "akx call", "akx µs med/min", "akx GB/s", "CUB µs med/min", "CUB GB/s",
-           "copy µs med/min", "cp GB/s", "akx/CUB", "akx/copy", "check");
+           "copy µs med/min", "cp GB/s", "akx/CUB", "akx/copy", seeds, "check");
   } else {
-    printf("%-22s %-9s %-12s %-29s %-10s %5s %12s %11s %5s %9s %8s %6s %6s %5s  %s\n", "case",
+    printf("%-22s %-9s %-12s %-29s %-10s %5s %12s %11s %5s %9s %8s %6s %6s %5s%s  %s\n", "case",
            "dtype", "shape", "akx call", "grid", "waves", "gld sect/req", "smem wf/req", "bytes",
-           "model µs", "copy µs", "/copy", "GB/s", "%peak", "kernels; check");
+           "model µs", "copy µs", "/copy", "GB/s", "%peak", seeds, "kernels; check");
   }
 }
 
@@ -87,8 +102,10 @@ static void print_record(const record *r) {
     if (r->copy.ran) snprintf(mg, sizeof mg, "%.0f", gbs(r->bytes_min, r->copy.median_us));
     if (r->akx.ran && r->cub.ran) snprintf(rc, sizeof rc, "%.3f", r->akx.median_us / r->cub.median_us);
     if (r->akx.ran && r->copy.ran) snprintf(rm, sizeof rm, "%.3f", r->akx.median_us / r->copy.median_us);
-    printf("%-24s %-9s %-16s %-30s %17s %8s %17s %8s %17s %8s %7s %8s  %s\n", r->name, r->dtype,
-           r->shape, r->variant, a, ag, c, cg, m, mg, rc, rm, note);
+    char seeds[32];
+    seed_columns(seeds, sizeof seeds, r);
+    printf("%-24s %-9s %-16s %-30s %17s %8s %17s %8s %17s %8s %7s %8s%s  %s\n", r->name, r->dtype,
+           r->shape, r->variant, a, ag, c, cg, m, mg, rc, rm, seeds, note);
     return;
   }
   if (r->state == ROW_NA || !r->counted) {
@@ -104,10 +121,12 @@ static void print_record(const record *r) {
     snprintf(layouts, sizeof layouts, "; dense layout %.2f wf/req %.1f µs, odd stride %.2f wf/req %.1f µs",
              r->smem_dense, r->model_dense, r->smem_odd, r->model_odd);
   double g = gbs(r->bytes_min, r->model_us);
-  printf("%-22s %-9s %-12s %-29s %-10s %5.2f %12s %11s %5.2f %8.1f %7.1f %6.2f %6.0f %4.0f%%  %s; %s%s%s\n",
+  char seeds[32];
+  seed_columns(seeds, sizeof seeds, r);
+  printf("%-22s %-9s %-12s %-29s %-10s %5.2f %12s %11s %5.2f %8.1f %7.1f %6.2f %6.0f %4.0f%%%s  %s; %s%s%s\n",
          r->name, r->dtype, r->shape, r->variant, r->grid, r->waves, gld, smem,
          r->bytes_min > 0 ? r->bytes_moved / r->bytes_min : 0.0, r->model_us, r->copy_model_us,
-         r->model_us / r->copy_model_us, g, 100.0 * g / dev.bandwidth_gbs, r->kernels, note,
+         r->model_us / r->copy_model_us, g, 100.0 * g / dev.bandwidth_gbs, seeds, r->kernels, note,
          layouts, r->fits_l2 ? "; fits L2" : "");
 }
 
@@ -132,12 +151,17 @@ static const char *const csv_columns =
     "sim_smem_wavefronts_per_req,sim_smem_ideal,sim_bytes_moved,sim_model_us,sim_model_gbs,"
     "sim_fits_l2,sim_wall_s,sim_smem_wavefronts_per_req_dense,sim_model_us_dense,"
     "sim_smem_wavefronts_per_req_odd_stride,sim_model_us_odd_stride,"
-    "sim_copy_model_us,sim_model_over_copy,sim_peak_gbs";
+    "sim_copy_model_us,sim_model_over_copy,sim_peak_gbs,seed_us,akx_over_seed";
 
 /* The numbers of a row, in csv_columns' order from akx_median_us on; NAN where absent. */
-enum { NUMBERS = 28 };
+enum { NUMBERS = 30 };
 static void row_numbers(const record *r, double v[NUMBERS]) {
   for (int i = 0; i < NUMBERS; ++i) v[i] = NAN;
+  const seed_row *s = seeds_shown() ? seed_for(r) : NULL;
+  if (s) {
+    v[28] = s->us;
+    if (seed_ratio(r, s) > 0) v[29] = seed_ratio(r, s);
+  }
   if (!on_sim) {
     const timing *t[] = {&r->akx, &r->cub, &r->copy};
     for (int i = 0; i < 3; ++i)
@@ -286,6 +310,10 @@ void preamble(akx_context *ctx, double est_s, int full_cases, double full_s) {
            "Input: random nonzero integers in -8..8 (bool: half set); every result is checked.\n",
            dev.sim_profile, dev.sm_count, dev.cc_major, dev.cc_minor, dev.bandwidth_gbs, l2,
            dev.bandwidth_gbs);
+    if (seeds_shown())
+      printf("  seed µs       the seeds' GPU time of the row on an RTX 5080 (AcceleratedKernels.jl\n"
+             "                after the seed's change: bench/seeds.c); /seed: model µs over it. The\n"
+             "                seeds timed back to back, so rows that fit L2 may have come from it\n");
     const char *counting = getenv("AKX_SIM_COUNTERS");
     if (counting && strcmp(counting, "0") == 0)
       printf("AKX_SIM_COUNTERS=0: counting is off, there is no model.\n");
@@ -304,6 +332,8 @@ void preamble(akx_context *ctx, double est_s, int full_cases, double full_s) {
            "device to device of half the case's least traffic, so it moves (reads + writes) the\n"
            "same bytes: the bandwidth limit. GB/s = least bytes (src once + dst once) / median.\n"
            "akx/CUB, akx/copy: ratios of median times (below 1: akx is faster).\n"
+           "seed µs: the seeds' GPU time of the row on an RTX 5080 (AcceleratedKernels.jl after\n"
+           "the seed's change: bench/seeds.c); /seed: akx's median over it.\n"
            "Input: random nonzero integers in -8..8 (bool: half set); every result is checked.\n"
            "%d cases, about %s (an estimate).\n",
            dev.device_name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.bandwidth_gbs,

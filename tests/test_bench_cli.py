@@ -8,7 +8,10 @@
 3. the default command with --csv, --json and --plot: rows of every suite, every one passed,
    valid JSON Lines matching the CSV, the model and copy columns present, a PNG;
 4. a run stopped by SIGINT keeps the rows of the cases that finished (and plots them); one
-   killed by SIGKILL keeps them too, every JSON line whole.
+   killed by SIGKILL keeps them too, every JSON line whole;
+5. the seeds' column (bench/seeds.c) on the rtx5080 profile, the seeds' device: the dims rows
+   a seed measured show its time and the ratio to it, the other rows none; the default profile
+   (h200) shows no seed column (3.).
 
 Speed is the bench's business, not this test's: no timing is asserted here.
 
@@ -150,6 +153,27 @@ def main():
                   f"SIGINT: stops after the case running, status 130 (got {proc.returncode})")
             with open(paths["png"], "rb") as f:
                 check(f.read(8) == PNG_MAGIC, "SIGINT: the rows so far are plotted")
+
+    # 5. the seeds' column on the rtx5080 profile: the default dims rows among reduce-dims-shapes'
+    # five (sum(x; dims=2), RTX 5080, after the change)
+    path = os.path.join(tmp, "seeds.csv")
+    r = run([bench, "dims", "--profile", "rtx5080", "--csv", path], env)
+    check(r.returncode == 0 and "seed µs" in r.stdout, f"dims on rtx5080: a seed column (status {r.returncode})")
+    rows = csv_rows(path) if os.path.exists(path) else []
+    seeds = {(row["dtype"], row["shape"]): row for row in rows if row["seed_us"]}
+    table = {("bfloat16", "768x1024x8"): 19.6, ("float32", "768x1024x8"): 33.3, ("float32", "64x4096x32"): 41.0,
+             ("bfloat16", "3072x2048"): 16.9, ("float32", "8192x8192"): 295.0}
+    want = {(row["dtype"], row["shape"]): table[(row["dtype"], row["shape"])] for row in rows
+            if row["case"] == "sum dims=2" and (row["dtype"], row["shape"]) in table}
+    check(len(want) >= 3 and {k: float(v["seed_us"]) for k, v in seeds.items()} == want,
+          f"the seed's rows and times: {sorted((k, v['seed_us']) for k, v in seeds.items())}, want {want}")
+    check(all(abs(float(v["akx_over_seed"]) - float(v["sim_model_us"]) / float(v["seed_us"])) < 1e-3 * float(
+        v["akx_over_seed"]) for v in seeds.values()), "akx_over_seed is the model's time over the seed's")
+    check(len(rows) > len(seeds) and all(not row["akx_over_seed"] for row in rows if not row["seed_us"]),
+          "rows no seed measured have no seed figures")
+    with open(out["csv"]) as f:
+        default_rows = list(csv.DictReader(f))
+    check(default_rows and all(not row["seed_us"] for row in default_rows), "the default profile shows no seed")
 
     if failures:
         print(f"{len(failures)} check(s) failed; files in {tmp}")
