@@ -51,7 +51,9 @@
 #                  before it is written)                               ~2-30 s      limit 25 s
 #   bench          akx-bench --backend cuda: the complete tables (the default on CUDA), akx
 #                  beside CUB and a device copy (the segmented suite beside
-#                  DeviceSegmentedReduce and InclusiveSumByKey); table, CSV, JSON
+#                  DeviceSegmentedReduce and InclusiveSumByKey, the dims suite beside
+#                  DeviceSegmentedReduce where the reduced elements are contiguous, and the
+#                  seeds' RTX 5080 times beside their rows: bench/seeds.c); table, CSV, JSON
 #                                                                      ~30-50 s     limit 60 s
 #   no-pdl         akx-bench reduce scan --quick with AKX_PDL=0: plain launches, beside the
 #                  bench's programmatic dependent ones (docs/one_launch.md) ~5-10 s  limit 15 s
