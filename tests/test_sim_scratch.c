@@ -252,7 +252,7 @@ Test(sim_scratch, with_the_disk_cache_units_compile_from_one_precompiled_prelude
   cr_assert_eq(aid.compiles, 1);
   cr_assert_eq(aid.disk_writes, 1);
   cr_assert_eq(aid.memory_hits, 3);
-  cr_assert_eq(kernels.compiles, 4 + nvrtc_checks(), "the aid is counted with the kernels: %llu compiles",
+  cr_assert_eq(kernels.compiles, (uint64_t)(4 + nvrtc_checks()), "the aid is counted with the kernels: %llu compiles",
                (unsigned long long)kernels.compiles);
   /* A new process: the prelude comes from the disk. */
   akx__jit_cache_reset_for_tests();
@@ -279,7 +279,7 @@ Test(sim_scratch, a_compiler_that_cannot_precompile_still_compiles) {
   cr_assert_eq(prelude_files(file, sizeof file), 0);
   akx__jit_counters aid;
   akx__jit_cache_aid_counters(&aid);
-  cr_assert_eq(aid.compiles, cxx_is_clang() ? 0 : 1);
+  cr_assert_eq(aid.compiles, (uint64_t)(cxx_is_clang() ? 0 : 1));
   cr_assert_eq(aid.disk_writes, 0);
 }
 
