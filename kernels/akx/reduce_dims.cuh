@@ -309,16 +309,19 @@ void reduce_dims_rows_kernel(akx__reduce_dims_plan p) {
 // ---- tile body: W outputs per block, bd / W threads down each output's reduction ------------
 // Loads a thread of the tile body keeps in flight down its output's reduction: 64 bytes of
 // source, as the seed's whole-array reduction gives each thread 64 bytes of accumulator
-// (reduce-whole-array-on-device): 16 float32 or int32, 16 of the 2- and 1-byte sources (their
-// registers: 32 float16 loads took 64, 64 uint8 loads 76, over the class), and 4 of the 8- and
-// 16-byte ones (with 8, the int64-into-bool instances took an 8-byte stack frame; ptxas, sm_90).
-// A warp request of the tiled shape moves W outputs of 32 / W rows, 128 bytes of float32 and 64
-// of bfloat16, so the bytes a launch has in flight scale with the loads each thread has: with 4
-// (before), sum(x; dims=2) of 8192x8192 float32 had half the bytes in flight that DRAM needs on
-// the rtx5080 profile and a third on the h200's (Little's law, src/sim/model.c) and modelled
-// at 1.99x and 1.47x its copy, where the seed measured AK's kernel at its copy's bandwidth.
-template <class Src>
-constexpr int tile_loads_in_flight = sizeof(Src) >= 8 ? 4 : 64 / (int)sizeof(Src) > 16 ? 16 : 64 / (int)sizeof(Src);
+// (reduce-whole-array-on-device): 16 of 4-byte sources, 32 of 2-byte ones into accumulators of
+// up to 8 bytes (48 to 64 registers, the class's most: test_nvrtc_resources holds NVRTC's units
+// to it; a user op's 24-byte accumulator took 80, and keeps 16), 16 of 1-byte ones (32 took 76
+// registers), and 4 of 8- and 16-byte ones (with 8, the int64-into-bool instances took an
+// 8-byte stack frame; ptxas, sm_90). A warp request of these shapes moves one
+// element a lane, 128 bytes of float32 and 64 of bfloat16, so the bytes a launch has in flight
+// scale with the loads each thread has: with 4 (before), sum(x; dims=2) of 8192x8192 float32
+// had half the bytes in flight that DRAM needs on the rtx5080 profile and a third on the
+// h200's (Little's law, src/sim/model.c) and modelled at 1.99x and 1.47x its copy, where the
+// seed measured AK's kernel at its copy's bandwidth.
+template <class Src, class Acc>
+constexpr int tile_loads_in_flight =
+    sizeof(Src) >= 8 ? 4 : sizeof(Src) == 1 || (sizeof(Src) == 2 && sizeof(Acc) > 8) ? 16 : 64 / (int)sizeof(Src);
 
 // Thread t serves output x = t % W of the tile on reduction rows y = t / W, y + ny, ...
 // (threads with y >= ny idle: bd need not be a multiple of W). Neighbouring lanes take
@@ -349,7 +352,7 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
       // kernels/akx/divide.cuh, loops not unrolled further: the count the compiler derives
       // from a loop's bounds is a 64-bit `/`, a call whose convention spilled the tile kernel
       // of int64 sources into bool accumulators (ptxas, sm_90).
-      constexpr int B = tile_loads_in_flight<Src>;
+      constexpr int B = tile_loads_in_flight<Src, Acc>;
       const int64_t batches =
           r + (B - 1) * (int64_t)ny < r1 ? idiv(r1 - r - (B - 1) * (int64_t)ny - 1, B * (int64_t)ny) + 1 : 0;
 #pragma unroll 1
@@ -436,7 +439,7 @@ struct reduce_dims_kernels {
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status tile(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((with_loads_in_flight(info, tile_loads_in_flight<Src>, tile_loads_in_flight<Src>)),
+    return AKX_LAUNCH((with_loads_in_flight(info, tile_loads_in_flight<Src, Acc>, tile_loads_in_flight<Src, Acc>)),
                       (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
