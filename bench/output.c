@@ -159,8 +159,9 @@ static void row_numbers(const record *r, double v[NUMBERS]) {
   for (int i = 0; i < NUMBERS; ++i) v[i] = NAN;
   const seed_row *s = seeds_shown() ? seed_for(r) : NULL;
   if (s) {
+    const double ratio = seed_ratio(r, s);
     v[28] = s->us;
-    if (seed_ratio(r, s) > 0) v[29] = seed_ratio(r, s);
+    if (ratio > 0) v[29] = ratio;
   }
   if (!on_sim) {
     const timing *t[] = {&r->akx, &r->cub, &r->copy};

@@ -105,6 +105,27 @@ void remove_tree(const std::string &dir) {
   rmdir(dir.c_str());
 }
 
+// One compile's private directory (make_build_dir: `path` "" when none could be made), held
+// for the compile by a shared flock that says "a live builder": the kernel cache's sweep
+// (src/jit/cache.c, is_dead_build_dir) removes a stale akx-build.* directory only when it can
+// lock it, which it can once the process holding this is gone, killed or not. Removed with
+// everything in it when it goes, on every path.
+struct build_dir {
+  std::string path;
+  int live_fd = -1;
+  explicit build_dir(std::string *why) : path(make_build_dir(why)) {
+    if (path.empty()) return;
+    live_fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (live_fd >= 0) flock(live_fd, LOCK_SH);
+  }
+  ~build_dir() {
+    if (!path.empty()) remove_tree(path);
+    if (live_fd >= 0) close(live_fd);
+  }
+  build_dir(const build_dir &) = delete;
+  build_dir &operator=(const build_dir &) = delete;
+};
+
 // Runs argv with stdout and stderr into `log` (through a pipe: no file), in directory `cwd`
 // ("": ours) with TMPDIR set to `tmpdir` ("": as ours), so that whatever the compiler writes
 // lands where the caller removes it. The exit status, or -1 when it cannot start.
@@ -268,12 +289,11 @@ std::string prelude_text() {
 akx_status build_prelude(void *arg, void **bytes, size_t *size) {
   const toolchain &tc = *static_cast<const toolchain *>(arg);
   std::string why;
-  const std::string dir = make_build_dir(&why);
+  const build_dir held(&why);
+  const std::string &dir = held.path;
   if (dir.empty())
     return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot precompile its prelude: no directory to build in (%s)",
                      why.c_str());
-  const int live_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (live_fd >= 0) flock(live_fd, LOCK_SH);  // a live builder (build_module says why)
   const std::string include_dir = dir + "/include", header = include_dir + "/" + prelude_name,
                     out = dir + "/prelude.out", text = prelude_text();
   akx_status s = headers_on_disk(include_dir);
@@ -293,8 +313,6 @@ akx_status build_prelude(void *arg, void **bytes, size_t *size) {
     else if (!read_whole(out, bytes, size) || *size == 0)
       s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's precompiled prelude %s cannot be read", out.c_str());
   }
-  remove_tree(dir);
-  if (live_fd >= 0) close(live_fd);
   return s;
 }
 
@@ -355,15 +373,11 @@ std::string first_error(const std::string &log) {
 akx_status build_module(void *arg, void **bytes, size_t *size) {
   auto *job = static_cast<module_job *>(arg);
   std::string why;
-  const std::string dir = make_build_dir(&why);
+  const build_dir held(&why);
+  const std::string &dir = held.path;
   if (dir.empty())
     return akx__fail(AKX_ERROR_UNSUPPORTED, "the sim cannot compile %s: no directory to build in (%s)",
                      job->name.c_str(), why.c_str());
-  // A shared flock on the directory for the whole compile says "a live builder": the kernel
-  // cache's sweep (src/jit/cache.c, is_dead_build_dir) removes a stale akx-build.* directory
-  // only when it can lock it, which it can once the process holding this is gone, killed or not.
-  const int live_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (live_fd >= 0) flock(live_fd, LOCK_SH);
   const std::string src = dir + "/" + job->name + ".cpp", out = dir + "/" + job->name + ".so",
                     include_dir = dir + "/include";
   akx_status s = headers_on_disk(include_dir);
@@ -410,8 +424,6 @@ akx_status build_module(void *arg, void **bytes, size_t *size) {
   if (s == AKX_SUCCESS) {
     if (!read_whole(out, bytes, size)) s = akx__fail(AKX_ERROR_UNSUPPORTED, "the sim's compile of %s left no readable %s", job->name.c_str(), out.c_str());
   }
-  remove_tree(dir);
-  if (live_fd >= 0) close(live_fd);
   return s;
 }
 
