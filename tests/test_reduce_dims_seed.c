@@ -73,14 +73,17 @@ static void run_bench_case(akx_context *ctx, const bench_case *b, akx_dtype t, i
           waves, tot.global_load.requests ? (double)tot.global_load.units / (double)tot.global_load.requests : 0,
           tot.global_load.requests ? (double)tot.global_load.ideal / (double)tot.global_load.requests : 0,
           lane_bytes / min_bytes, sector_bytes / min_bytes, tot.model_us);
-  /* Known deviation: outputs narrower than a sector (3 bfloat16 outputs: 6-byte rows packed
-   * 10 to a warp) split at rows that are not sector-aligned: 2.93 sectors per request
-   * against 2.46. Everything else is held to the ideal. */
-  const int narrow = p.shape == AKX__DIMS_COLUMNS && (int64_t)p.width * (int64_t)es < 32;
-  cr_expect(tot.global_load.units <= (narrow ? tot.global_load.ideal * 5 / 4
-                                             : tot.global_load.ideal + tot.global_load.ideal / 50),
-            "sectors %llu against the ideal %llu", (unsigned long long)tot.global_load.units,
-            (unsigned long long)tot.global_load.ideal);
+  /* Held to the ideal (+2%), narrow outputs too: 3 outputs of 3x3000000 (dims=2) read 2.93
+   * sectors a request of bfloat16 against 2.46 before the tile's rows spanned whole sectors
+   * (src/reduce/reduce_dims.c, tile_steps). A split finish with one lane an output (a thread
+   * per output, 32768x32 dims=2 in two splits) folds each output's `splits` consecutive
+   * partials: a warp's request spans splits x 128 bytes of them for 128 used, so the partials'
+   * bytes count once more in sectors, and no more. */
+  const double partial_sectors =
+      p.splits > 1 && p.finish_lanes == 1 ? (double)p.splits * (double)n_out * 4.0 / 32.0 : 0.0;
+  cr_expect((double)tot.global_load.units <= (double)tot.global_load.ideal * 1.02 + partial_sectors,
+            "sectors %llu against the ideal %llu (+ %.0f of split partials)", (unsigned long long)tot.global_load.units,
+            (unsigned long long)tot.global_load.ideal, partial_sectors);
   cr_expect(lane_bytes <= 1.05 * min_bytes, "bytes %.0f against the minimum %.0f", lane_bytes, min_bytes);
   if (check) {
     void *got = tfx_xmalloc((size_t)n_out * es);

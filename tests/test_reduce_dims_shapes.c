@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "akx_sim.h"
 #include "fixture.h"
 #include "internal.h" /* akx__context_reread_settings */
 #include "reduce/reduce_dims.h"
@@ -616,8 +617,10 @@ static void side(akx_context *ctx, tfx_tally *tally, const char *what, const dim
 
 /* A strided reduction into contiguous outputs takes a thread per output when the reduction is
  * shorter than 32: 31 does, 32 and 33 do not (100 outputs: 4 tiles of 32, far from filling any
- * device, so the tiled kernel). The strided fallback's width follows the same rule: a thread per
- * output below 32, 32 outputs per block from 32 on. */
+ * device, but 32 or 33 elements give the columns kernel's 8 threads on an output 4 loads once,
+ * so it would not split, and the tiled kernel has no pass to save: the columns kernel). The
+ * strided fallback's width follows the same rule: a thread per output below 32, 32 outputs per
+ * block from 32 on. */
 Test(reduce_dims_shapes, threshold_reduction_length_32) {
   akx_context *ctx = tfx_open();
   tfx_tally tally = {0};
@@ -627,7 +630,7 @@ Test(reduce_dims_shapes, threshold_reduction_length_32) {
   for (int64_t len = 31; len <= 33; len++) {
     snprintf(what, sizeof what, "{%lld, 100} float32, reduce dim 0", (long long)len);
     dims_case k = rm2(len, 100, 1u);
-    side(ctx, &tally, what, &k, AKX_FLOAT32, len < 32 ? "per_thread" : "tiled", 0, 1);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, len < 32 ? "per_thread" : "columns", 0, 1);
     /* {30, len, 40} every other element, reduce the middle: outputs contiguous in no dim */
     const int64_t s3[3] = {30, len, 40};
     k = case_of(3, s3, 2u, 0);
@@ -665,9 +668,10 @@ Test(reduce_dims_shapes, threshold_warp_or_block_per_row) {
 
 /* The single-pass shape the selector picks for n_out contiguous outputs of a reduction of len
  * that is neither short nor over a 64 KiB row: tiled when outputs >= elements per output and
- * 32-output tiles would not fill the device, else columns. */
+ * the columns kernel would split (32-output tiles would not fill the device, and len gives its
+ * bd / 32 threads on an output 4 loads twice: len >= bd / 4), else columns. */
 static const char *tiled_or_columns(const dims_device *dev, int64_t n_out, int64_t len) {
-  return n_out >= len && cdiv(n_out, 32) * dev->bd < dev->threads ? "tiled" : "columns";
+  return n_out >= len && cdiv(n_out, 32) * dev->bd < dev->threads && len >= dev->bd / 4 ? "tiled" : "columns";
 }
 
 /* A thread per output when a row of outputs is at least 64 KiB: one element under it is not. */
@@ -691,12 +695,65 @@ Test(reduce_dims_shapes, threshold_row_of_outputs_64k, .timeout = 300) {
   tfx_close(ctx);
 }
 
+/* A tile whose rows are adjacent in memory (its W outputs a whole row, the reduction stepping a
+ * row: {len, W} row-major, reduce dim 0) reads the array as one stream; each warp's request
+ * starts on a 32-byte sector only if a block's step (tile_rows x W elements) and each split's
+ * first row do (src/reduce/reduce_dims.c, tile_steps). Before, 85 rows of 3 float32 a step
+ * shifted each request by 4 bytes: 5 sectors a request for 4 sectors' bytes. The sim's
+ * sectors of the columns kernel's loads are held to their ideal (the lanes' bytes in whole
+ * sectors) plus 2% for the split finish's partials, for widths that divide no sector and
+ * elements of 1 to 8 bytes; and the values against the host reference. */
+Test(reduce_dims_shapes, adjacent_rows_whole_sectors, .timeout = 300) {
+  akx_context *ctx = tfx_open();
+  tfx_tally tally = {0};
+  static const akx_dtype ts[] = {AKX_FLOAT32, AKX_BFLOAT16, AKX_FLOAT64, AKX_UINT8};
+  static const int64_t widths[] = {3, 5, 7, 12};
+  char what[128], msg[MSG];
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+      const int64_t W = widths[w], len = 6000;
+      const dims_case k = rm2(len, W, 1u);
+      snprintf(what, sizeof what, "{%lld, %lld} %s, reduce dim 0", (long long)len, (long long)W,
+               akx_dtype_name(ts[i]));
+      const akx__reduce_dims_plan p = plan_of(ctx, &k, ts[i]);
+      cr_expect_str_eq(akx__reduce_dims_shape_name(p.shape), "columns", "%s: shape", what);
+      const int64_t row_bytes = W * (int64_t)akx_dtype_size(ts[i]);
+      cr_expect_eq(p.tile_rows * row_bytes % 32, 0, "%s: a step of %d rows of %lld bytes", what,
+                   (int)p.tile_rows, (long long)row_bytes);
+      cr_expect_eq(p.split_len * row_bytes % 32, 0, "%s: a split of %lld rows", what, (long long)p.split_len);
+      cr_expect_gt(p.splits, 1, "%s: split", what);
+      cr_expect_geq(p.split_len * p.splits, len, "%s: the splits cover the reduction", what);
+      cr_expect_lt(p.split_len * (p.splits - 1), len, "%s: no split is empty", what);
+      cr_expect_gt(p.tile_rows * W * 2, p.block_size, "%s: %d rows of %lld outputs in a block of %d", what,
+                   (int)p.tile_rows, (long long)W, (int)p.block_size);
+      cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS, "%s", akx_last_error());
+      const dims_op o = op_make(ts[i], AKX_MAP_IDENTITY, AKX_OP_ADD, ts[i]);
+      tfx_note(&tally, run_case(ctx, &k, &o, 9100u + (uint64_t)w, msg, sizeof msg), "%s: %s", what, msg);
+      akx_sim_kernel_counters per[16];
+      int32_t n = 0;
+      cr_assert_eq(akx_sim_counters_get(ctx, NULL, per, 16, &n), AKX_SUCCESS, "%s", akx_last_error());
+      int found = 0;
+      for (int32_t j = 0; j < n && j < 16; j++) {
+        if (strcmp(per[j].kernel, "reduce_dims_columns") != 0) continue;
+        found = 1;
+        const akx_sim_traffic *l = &per[j].global_load;
+        cr_expect_leq(l->units * 100, l->ideal * 102, "%s: %llu sectors loaded, ideal %llu", what,
+                      (unsigned long long)l->units, (unsigned long long)l->ideal);
+      }
+      cr_expect(found, "%s: no reduce_dims_columns launch among %d kernels", what, (int)n);
+    }
+  tfx_done(&tally);
+  tfx_close(ctx);
+}
+
 /* Tiled while ceil(n_out / 32) tiles of 32 outputs x the block size stay under the device's
  * resident threads, columns from there: T = ceil(threads / bd) tiles fill it (h200: 270336 / 256
  * = 1056), so 32 (T - 1) = 33760 outputs are the last tiled and 33761 the first columns. int8
  * keeps that row under 64 KiB (33761 bytes), where a thread per output would take it. And
  * tiled only while outputs >= elements per output: 100 outputs of 100 are tiled, 99 are not. */
 Test(reduce_dims_shapes, threshold_fill, .timeout = 300) {
+  /* 64 elements an output: the columns kernel's 8 threads on one get 4 loads twice, so below a
+   * wave it would split (threshold_reduction_length_32: with 32 it would not). */
   akx_context *ctx = tfx_open();
   tfx_tally tally = {0};
   const dims_device dev = dims_device_of(ctx, AKX_INT64); /* int8 ADD widens to int64 */
@@ -706,9 +763,9 @@ Test(reduce_dims_shapes, threshold_fill, .timeout = 300) {
                (long long)(last_tiled + 1));
   char what[128];
   for (int64_t n = last_tiled; n <= last_tiled + 1; n++) {
-    snprintf(what, sizeof what, "{32, %lld} int8, reduce dim 0 (fill at %lld tiles)", (long long)n,
+    snprintf(what, sizeof what, "{64, %lld} int8, reduce dim 0 (fill at %lld tiles)", (long long)n,
              (long long)T);
-    const dims_case k = rm2(32, n, 1u);
+    const dims_case k = rm2(64, n, 1u);
     side(ctx, &tally, what, &k, AKX_INT8, n == last_tiled ? "tiled" : "columns", 0, 1);
   }
   for (int64_t n = 99; n <= 100; n++) {
@@ -726,7 +783,7 @@ Test(reduce_dims_shapes, threshold_fill, .timeout = 300) {
  *  - columns: split likewise, each split keeping 4 loads for each of the bd / 32 threads on an
  *    output;
  *  - tiled and per_thread: split only below half a wave, and only while the partials stay
- *    under 1/20 of the source bytes (len x size / (2 x acc x 20) splits at most). */
+ *    under 1/8 of the source bytes (len x size / (2 x acc x 8) splits at most). */
 Test(reduce_dims_shapes, threshold_splits, .timeout = 300) {
   akx_context *ctx = tfx_open();
   tfx_tally tally = {0};
@@ -781,7 +838,7 @@ Test(reduce_dims_shapes, threshold_splits, .timeout = 300) {
   /* tiled below half a wave: blocks of 8 float32 outputs split while blocks x bd x 2 < threads,
    * H = ceil(threads / (2 bd)) = 528 blocks do not (h200: 528 x 256 x 2 = 270336 exactly), so
    * 8 (H - 1) = 4216 outputs of 256 split, in min(ceil(threads / ((H - 1) bd)) = 3,
-   * 256 / (32 x 4) = 2, 256 x 4 / (2 x 4 x 20) = 6) = 2; 4217 outputs do not. */
+   * 256 / (32 x 4) = 2, 256 x 4 / (2 x 4 x 8) = 16) = 2; 4217 outputs do not. */
   const int64_t H = cdiv(dev.threads, 2 * dev.bd);
   for (int64_t n = 8 * (H - 1); n <= 8 * (H - 1) + 1; n++) {
     snprintf(what, sizeof what, "{256, %lld} float32, reduce dim 0 (tiled, half wave %lld blocks)",
@@ -790,19 +847,20 @@ Test(reduce_dims_shapes, threshold_splits, .timeout = 300) {
     const int64_t per_output = dev.bd / 8;
     const int32_t want =
         n == 8 * (H - 1)
-            ? (int32_t)lmin(lmin(cdiv(dev.threads, (H - 1) * dev.bd), 256 / (per_output * 4)), 256 * 4 / 160)
+            ? (int32_t)lmin(lmin(cdiv(dev.threads, (H - 1) * dev.bd), 256 / (per_output * 4)), 256 * 4 / 64)
             : 1;
     cr_assert(n > 8 * (H - 1) || want > 1, "%s: no split on the short side", what);
     side(ctx, &tally, what, &k, AKX_FLOAT32, "tiled", want, n == 8 * (H - 1));
   }
   /* per_thread's partials share: 16384 float32 outputs (a 64 KiB row) in 16384 / bd blocks,
-   * under half a wave; len x 4 / (2 x 4 x 20) = len / 40 splits at most: 79 gives 1, 80 gives 2
-   * (under ceil(threads / 16384) = 17 and the floor of 80 / 4 = 20). */
+   * under half a wave; len x 4 / (2 x 4 x 8) = len / 16 splits at most: 31 gives 1, 32 gives 2
+   * (under ceil(threads / 16384) = 17 and the floor of 32 / 4 = 8). The bench's 32768x32
+   * (dims=2) is such a case: two splits of 16 loads a thread in flight. */
   cr_assert_lt(16384 * 2, dev.threads, "16384 threads are half a wave");
-  for (int64_t n = 79; n <= 80; n++) {
+  for (int64_t n = 31; n <= 32; n++) {
     snprintf(what, sizeof what, "{%lld, 16384} float32, reduce dim 0 (per_thread's partials)", (long long)n);
     const dims_case k = rm2(n, 16384, 1u);
-    side(ctx, &tally, what, &k, AKX_FLOAT32, "per_thread", n < 80 ? 1 : 2, 1);
+    side(ctx, &tally, what, &k, AKX_FLOAT32, "per_thread", n < 32 ? 1 : 2, 1);
   }
   tfx_done(&tally);
   tfx_close(ctx);

@@ -96,11 +96,13 @@ typedef struct {
   int32_t shape;                   /* akx__dims_shape */
   int32_t block_size;
   int32_t width;    /* tile body: outputs per block; rows body: threads per output */
+  int32_t tile_rows; /* tile body: threads per output (rows of the tile a step), <= block / width */
   int32_t splits;   /* blocks along each output's reduction (gridDim.y); > 1: a second pass */
   int32_t vec_ok;   /* rows body: every run starts at the same 16-byte phase */
   int32_t dst_size; /* bytes of a dst element */
   int64_t blocks_x;
   int64_t n_out, len; /* outputs; elements per output */
+  int64_t split_len;  /* tile body: elements of an output's reduction per split (the last: the rest) */
   int32_t kdims, rdims;
   int64_t kshape[AKX_MAX_DIMS], ksrc[AKX_MAX_DIMS], kdst[AKX_MAX_DIMS];
   int64_t rshape[AKX_MAX_DIMS], rstride[AKX_MAX_DIMS];

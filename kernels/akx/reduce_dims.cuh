@@ -333,25 +333,28 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
   grid_dependency_wait();  // PDL (kernels/akx/device.cuh): before the first global access
   grid_dependents_launch();
   AKX_SHARED(Acc, part, AKX_MAX_BLOCK_REDUCE);  // (bd / W) * W <= bd partials
-  const int W = p.width, bd = (int)blockDim.x, ny = bd / W;
+  // ny = p.tile_rows threads per output, bd / W or fewer (src/reduce/reduce_dims.c,
+  // tile_steps: rows that span whole sectors where the tile's rows are adjacent).
+  const int W = p.width, ny = p.tile_rows;
   const int t = (int)threadIdx.x, x = t % W, y = t / W;
   const int64_t o = (int64_t)blockIdx.x * W + x;
   Acc acc = Op::template identity<Acc>();
   if (o < p.n_out && y < ny) {
     // An empty reduction may come with a NULL src: no offset from it (undefined), no load.
     const Src *base = p.len > 0 ? static_cast<const Src *>(p.src) + out_src_offset(p, o) : nullptr;
-    const int64_t S = (int64_t)gridDim.y, s = (int64_t)blockIdx.y;
-    const int64_t chunk = idiv_up(p.len, S);
-    const int64_t r0 = s * chunk, r1 = r0 + chunk < p.len ? r0 + chunk : p.len;
+    const int64_t chunk = p.split_len, r0 = (int64_t)blockIdx.y * chunk;
+    const int64_t r1 = r0 + chunk < p.len ? r0 + chunk : p.len;
     int64_t r = r0 + y;
     if (p.rdims == 1) {  // one reduced dim (the common case once merged): no division
       const int64_t st = p.rstride[0], step = (int64_t)ny * st;
       const Src *ptr = base + r * st;
       // Batches of B loads in flight (tile_loads_in_flight), combined in order, then the
-      // rest one at a time: the same order of combination for any B. The trip count from
-      // kernels/akx/divide.cuh, loops not unrolled further: the count the compiler derives
-      // from a loop's bounds is a 64-bit `/`, a call whose convention spilled the tile kernel
-      // of int64 sources into bool accumulators (ptxas, sm_90).
+      // rest (fewer than B) as one batch of predicated loads, combined in order: the same
+      // order of combination for any B, and a short reduction's loads (32768x32, dims=2: 32
+      // a thread) all in flight where one at a time waited a round trip each. The trip count
+      // from kernels/akx/divide.cuh, loops not unrolled further: the count the compiler
+      // derives from a loop's bounds is a 64-bit `/`, a call whose convention spilled the
+      // tile kernel of int64 sources into bool accumulators (ptxas, sm_90).
       constexpr int B = tile_loads_in_flight<Src, Acc>;
       const int64_t batches =
           r + (B - 1) * (int64_t)ny < r1 ? idiv(r1 - r - (B - 1) * (int64_t)ny - 1, B * (int64_t)ny) + 1 : 0;
@@ -364,8 +367,16 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
         for (int j = 0; j < B; ++j)
           acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x[j], op_position<Op>(p.finish.positions, r + j * (int64_t)ny)));
       }
-#pragma unroll 1
-      for (; r < r1; r += ny, ptr += step) acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, gld(ptr), op_position<Op>(p.finish.positions, r)));
+      if (r < r1) {
+        Src x[B];
+#pragma unroll
+        for (int j = 0; j < B; ++j)
+          if (r + j * (int64_t)ny < r1) x[j] = gld(ptr + j * step);
+#pragma unroll
+        for (int j = 0; j < B; ++j)
+          if (r + j * (int64_t)ny < r1)
+            acc = Op::apply(acc, map_value<Src, Acc, Op>(p.map, x[j], op_position<Op>(p.finish.positions, r + j * (int64_t)ny)));
+      }
     } else {
       for (; r < r1; r += ny) {
         const Src *ptr = base + (p.rdims == 0 ? 0 : dims_offset(r, p.rdims, p.rshape, p.rstride));
@@ -439,7 +450,11 @@ struct reduce_dims_kernels {
                       dim3((unsigned)p.block_size), 0, stream, p);
   }
   akx_status tile(const kernel_info &info, dim3 grid, const akx__reduce_dims_plan &p, void *stream) const {
-    return AKX_LAUNCH((with_loads_in_flight(info, tile_loads_in_flight<Src, Acc>, tile_loads_in_flight<Src, Acc>)),
+    // A thread's loads: ceil(split_len / tile_rows), all in flight when fewer than a batch.
+    const int64_t loads = p.tile_rows > 0 ? idiv_up(p.split_len, (int64_t)p.tile_rows) : 1;
+    const int32_t most = (int32_t)(loads < 1 ? 1 : loads < tile_loads_in_flight<Src, Acc> ? loads
+                                                                                         : tile_loads_in_flight<Src, Acc>);
+    return AKX_LAUNCH((with_loads_in_flight(info, tile_loads_in_flight<Src, Acc>, most)),
                       (reduce_dims_tile_kernel<Src, Acc, Op>), grid,
                       dim3((unsigned)p.block_size), 0, stream, p);
   }

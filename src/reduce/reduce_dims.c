@@ -44,13 +44,14 @@
 /* gridDim.y's limit. */
 #define AKX__MAX_SPLITS 65535
 /* The single-pass shapes (per-thread, tiled) split an output's reduction only while the
- * partials' traffic (written once, read once, accumulator-sized) stays under 1/20 of the
- * source bytes per output: "bytes <= 1.05x the minimum" against "a full wave on the device
- * for 2^20 elements and up" (docs/reduce_dims_shapes.md). A long reduction into few outputs
- * (3072x2048, dims=2: 0.48 waves one pass) splits; a short one into many (32768x32, dims=2:
- * 32 elements per output) cannot without moving more bytes, and stays one pass below a
- * wave. */
-#define AKX__PARTIAL_BYTES_SHARE 20
+ * partials' traffic (written once, read once, accumulator-sized) stays under 1/8 of the source
+ * bytes per output: a split moves up to 1.125x the minimum, and below half a wave the bytes in
+ * flight are what it buys (Little's law, src/sim/model.c): 32768x32 float32 (dims=2), a thread
+ * per output with 16 of its 32 loads in flight, 2 MiB of the 6.2 MiB the h200 profile needs,
+ * modelled 4.26 us (1.17x its copy) one pass and 3.33 us (0.92x) in two splits, moving 1.12x
+ * the bytes; at 1/20 (bytes <= 1.05x) it could not split. A long reduction into few outputs
+ * (3072x2048, dims=2: 0.48 waves one pass) splits as before. */
+#define AKX__PARTIAL_BYTES_SHARE 8
 
 /* ---- validation ------------------------------------------------------------------------------ */
 
@@ -165,6 +166,45 @@ static int32_t splits_for(int64_t blocks, int32_t bd, int64_t device_threads, in
   return (int32_t)min64(s, AKX__MAX_SPLITS);
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    const int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* The tile body's rows a step and a split's share of the reduction (kernels/akx/
+ * reduce_dims.cuh, reduce_dims_tile_kernel: tile_rows, split_len). A block puts ny threads on
+ * each of its W outputs, ny = block / W, and a split takes ceil(len / splits) elements of each
+ * output. Where the tile's rows are adjacent in memory (its W outputs are a whole row of the
+ * source and the reduction steps a row: a [len x W] block, e.g. 3x3000000, dims=2), a block's
+ * step reads ny * W consecutive elements, a warp 32 of them, and a warp's request starts on a
+ * 32-byte sector only where the step and the split's first row do: 85 rows of 3 float32 (1020
+ * bytes) moved each request 4 bytes further, 5 sectors for 4 sectors' bytes (the model
+ * priced 3x3000000 at 1.20x its copy, bfloat16 3 sectors for 2 at 1.36x; a GPU's L2 may serve
+ * a straddled sector twice from one DRAM read, but the requests are still 5). There ny drops to
+ * the most rows that span whole sectors (80 of 85, idling 15 of 256 threads) and a split takes
+ * a multiple of them; splits are then ceil(len / share), so none is empty. Forced splits
+ * (AKX_REDUCE_DIMS_SPLITS) keep their count and the plain share. */
+static void tile_steps(akx__reduce_dims_plan *p, int64_t size, int align_splits) {
+  int64_t ny = p->width > 0 ? p->block_size / p->width : 1;
+  const int tile = p->shape != AKX__DIMS_ROWS && p->shape != AKX__DIMS_WARP_ROWS;
+  const int adjacent = tile && p->rdims == 1 && p->kdims >= 1 && p->ksrc[p->kdims - 1] == 1 &&
+                       p->kshape[p->kdims - 1] == p->width && p->rstride[0] == p->width;
+  /* Rows whose bytes are whole sectors: 32 / gcd(32, row bytes). */
+  const int64_t whole = adjacent ? AKX__SECTOR_BYTES / gcd64(AKX__SECTOR_BYTES, p->width * size) : 1;
+  if (ny >= whole) ny -= ny % whole;
+  p->tile_rows = (int32_t)(ny > 0 ? ny : 1);
+  int64_t share = p->splits > 1 ? ceil_div(p->len, p->splits) : p->len;
+  if (p->splits > 1 && align_splits && whole > 1) {
+    share = ceil_div(share, whole) * whole;
+    p->splits = (int32_t)ceil_div(p->len, share);
+  }
+  p->split_len = share;
+}
+
 /* The one place a dims kernel is chosen for two outputs or more (AK's _columns_shape, with its
  * rules: docs/reduce_dims_shapes.md; the device is the context's: a GPU's own, or the sim
  * profile's). None and one output: outputs_path, before the canonical form. */
@@ -183,9 +223,25 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
   } else if (contiguous_outputs) {
     const int64_t tiles32 = ceil_div(p->n_out, AKX__COLUMNS_OUTPUTS);
     const int fills = tiles32 * bd >= device_threads;
+    /* The columns kernel splits (splits_for: below a wave, each split keeping 4 loads a
+     * thread): the pass the tiled kernel exists to save. */
+    const int columns_split = splits_for(tiles32, bd, device_threads, p->len, bd / AKX__COLUMNS_OUTPUTS,
+                                         AKX__LOADS_PER_THREAD) > 1;
+    /* One thread per output where a row of outputs is at least 64 KiB or the reduction is
+     * shorter than 32 (the seed's rule). Its loads: a reduction shorter than a batch (16 of
+     * float32, 32 of bfloat16) comes as one predicated batch, all in flight; one of 32 float32,
+     * as 32768x32 (dims=2), in two, and under half a wave it splits (below).
+     * The tiled kernel (8 outputs a block, one pass) where there are at least as many outputs
+     * as elements per output and 32-output tiles would not fill the device (the seed's rule),
+     * so that the columns kernel would split: the seed's reason for it ("avoid the second
+     * pass"). Where the columns kernel would not split, for a reduction too short to give 4
+     * loads to each of its 8 threads on an output twice (len < 64 with blocks of 256), it is
+     * one pass too, and the tiled kernel's 32 threads an output would each have a load or
+     * two in flight: 32768x32 float32 (dims=2) forced tiled modelled 13.6 us (h200) and 37.6 us
+     * (rtx5080), its 4096 blocks 7.8 waves of one load a thread, forced columns 4.2 and 10.2 us. */
     if (run * size >= AKX__PER_THREAD_ROW_BYTES || p->len < AKX__PER_THREAD_MAX_LEN)
       shape = AKX__DIMS_PER_THREAD;
-    else if (p->n_out >= p->len && !fills)
+    else if (p->n_out >= p->len && !fills && columns_split)
       shape = AKX__DIMS_TILED;
     else
       shape = AKX__DIMS_COLUMNS;
@@ -235,8 +291,10 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
       p->splits = splits_for(p->blocks_x, bd, device_threads, p->len, per_output,
                              AKX__LOADS_PER_THREAD);
   }
-  if (ctx->settings.dims_splits > 0) p->splits = ctx->settings.dims_splits;
+  const int forced_splits = ctx->settings.dims_splits > 0;
+  if (forced_splits) p->splits = ctx->settings.dims_splits;
   (void)per_output;
+  tile_steps(p, size, !forced_splits);
 }
 
 /* Outputs of one column of blocks (kernels/akx/reduce_dims.cuh, outputs_per_block). */
