@@ -351,8 +351,12 @@ void reduce_dims_tile_kernel(akx__reduce_dims_plan p) {
       // Batches of B loads in flight (tile_loads_in_flight), combined in order, then the
       // rest (fewer than B) as one batch of predicated loads, combined in order: the same
       // order of combination for any B, and a short reduction's loads (32768x32, dims=2: 32
-      // a thread) all in flight where one at a time waited a round trip each. The trip count
-      // from kernels/akx/divide.cuh, loops not unrolled further: the count the compiler
+      // a thread) all in flight where one at a time waited a round trip each. Two bodies,
+      // though the second costs nvcc 2 to 6 s a reduce_dims unit: one predicated body for
+      // every batch took 76 and 80 registers for float16 into float64 and int16 into int64
+      // (the class is 64; test_nvrtc_resources), and loads clamped to a valid address in
+      // place of the predicate would make a short tail's missing loads as requests. The trip
+      // count from kernels/akx/divide.cuh, loops not unrolled further: the count the compiler
       // derives from a loop's bounds is a 64-bit `/`, a call whose convention spilled the
       // tile kernel of int64 sources into bool accumulators (ptxas, sm_90).
       constexpr int B = tile_loads_in_flight<Src, Acc>;
