@@ -23,6 +23,8 @@ static const char *const env_help =
     "  AKX_KERNELS             prebuilt (default) or runtime: compile every kernel at run time\n"
     "  AKX_SIM_CXX             the host compiler for the sim's run-time kernels\n"
     "  AKX_SIM_TEST_KERNELS    the tests' kernel plugin the sim loads on demand (tests only)\n"
+    "  AKX_SIM_TEST_KERNELS_RECORD  a file: the plugin's combinations served, one a line (tests\n"
+    "                          only: tests/sim_test_kernels/record_used.py)\n"
     "  AKX_CACHE_DIR           the compiled-kernel cache, or off (default $XDG_CACHE_HOME/akx,\n"
     "                          else $HOME/.cache/akx); AKX_CACHE_VERBOSE=1 says why one is unused\n"
     "  AKX_CACHE_LOCK_WAIT_MS  how long to wait for another process compiling the same kernel\n"

@@ -14,6 +14,7 @@
 #include "akx_layer.h"
 #include "fixture.h"
 #include "scan_check.h"
+#include "tests/sim_test_kernels/used.h"
 
 static void run_int8_scan(akx_context *ctx, uint64_t seed) {
   /* int8 sources are outside the library's set (akx::library_source): an int8 running max into
@@ -47,6 +48,35 @@ Test(test_kernels, the_plugin_serves_without_compiling, .timeout = 300) {
   run_int8_scan(ctx, 2);
   cr_expect_eq(compiles(), before, "the plugin's combination loaded %llu run-time units",
                (unsigned long long)(compiles() - before));
+  tfx_close(ctx);
+}
+
+/* The plugin holds the combinations of its list (tests/sim_test_kernels/used.h, what the suite
+ * calls through it); another of the tests' set compiles at run time, as outside the set, with
+ * the same values. int16 running products into int16 are in the set (a scan in the source's
+ * own dtype) and, compiled at run time here, never enter a record of the plugin's. */
+#define AKX_X_(F, S, D, A, O) {#F, S, D, A, O},
+static const struct {
+  const char *family;
+  int src, dst, acc, op;
+} k_listed[] = {AKX_TEST_KERNELS_USED(AKX_X_)};
+#undef AKX_X_
+
+Test(test_kernels, a_combination_off_the_list_compiles, .timeout = 300) {
+  for (size_t i = 0; i < sizeof k_listed / sizeof k_listed[0]; ++i)
+    cr_assert(!(strcmp(k_listed[i].family, "SCAN") == 0 && k_listed[i].src == AKX_INT16 &&
+                k_listed[i].dst == AKX_INT16 && k_listed[i].acc == AKX_INT16 && k_listed[i].op == AKX_OP_MUL),
+              "int16 MUL into int16 is on the plugin's list: take a combination off it here");
+  akx_context *ctx = tfx_open();
+  const tfx_layout vec = tfx_layout_vector(3000);
+  tsc_case c = tsc_case_make(AKX_INT16, AKX_OP_MUL);
+  c.acc = AKX_INT16;
+  c.dst_t = AKX_INT16;
+  c.dim = AKX_DIM_ALL;
+  const uint64_t before = compiles();
+  char msg[1024];
+  cr_assert(tsc_run(ctx, &vec, &c, 5, msg, sizeof msg), "%s", msg);
+  cr_expect_eq(compiles(), before + 1, "one run-time unit loaded, not %llu", (unsigned long long)(compiles() - before));
   tfx_close(ctx);
 }
 

@@ -1,5 +1,6 @@
 /* The sim's test-only kernels: the prebuilt set `tests` (kernels/akx/dtypes.cuh, the prebuilt
- * sets), every accumulator the test suite calls beyond the library's, built ahead of time into
+ * sets), the combinations of it that the test suite calls (its list:
+ * tests/sim_test_kernels/used.h; any other compiles at run time), built ahead of time into
  * a plugin beside the tests (tests/CMakeLists.txt, akx_sim_test_kernels) instead of into
  * libakx.so, which holds the library's set alone. The sim loads it on demand where the
  * environment variable AKX_SIM_TEST_KERNELS names it (the tests' support library sets it), so

@@ -48,6 +48,41 @@ constexpr bool auto_acc_only(int family) {
   return false;
 }
 
+// The tests' plugin (AKX_PREBUILT_TEST_SET) holds the combinations of its list alone
+// (tests/sim_test_kernels/used.h: what the suite calls, recorded from a run of it), not every
+// combination of the tests' set: each instance of the plugin costs the README's build a share of
+// its compile (every accumulator the rules allow was 331 reduce_dims instances, of which the
+// suite called 60), and a combination outside the list compiles at run time on first use, as
+// outside the set (src/jit/test_kernels.c). Elsewhere every combination of the set is built.
+// dst < 0: a reduction's instance, which serves every dst.
+#if !defined(__CUDACC__) && defined(AKX_PREBUILT_TEST_SET)
+#include "tests/sim_test_kernels/used.h"
+// The list as bits, built once a unit: [family][source][accumulator], bit op for a reduction,
+// 7 + op for a scan into the accumulator's dtype, 14 + op into the source's. A search of the
+// list's rows in every instance's test cost the host compiler a quarter of a second a unit.
+struct listed_table {
+  uint32_t bits[AKX__FAMILY_COUNT][AKX_DTYPE_COUNT][AKX_DTYPE_COUNT] = {};
+};
+consteval listed_table listed_build() {
+  struct row { int family, src, dst, acc, op; };
+  constexpr row rows[] = {
+#define AKX_X_(F, S, D, A, O) row{AKX__FAMILY_##F, S, D, A, O},
+      AKX_TEST_KERNELS_USED(AKX_X_)
+#undef AKX_X_
+  };
+  listed_table t;
+  for (const row &r : rows)
+    t.bits[r.family][r.src][r.acc] |= 1u << (r.dst < 0 ? r.op : r.dst == r.acc ? 7 + r.op : 14 + r.op);
+  return t;
+}
+constexpr listed_table listed_bits = listed_build();
+consteval bool listed(int family, int src, int dst, int acc, int op) {
+  if (acc < 0) return false;  // findall: none listed (the library's set holds every dtype's)
+  return listed_bits.bits[family][src][acc] >> (dst < 0 ? op : dst == acc ? 7 + op : 14 + op) & 1u;
+}
+#else
+constexpr bool listed(int, int, int, int, int) { return true; }
+#endif
 // A launcher as the tables hold it: the plan's own type restored, then the family's launcher of
 // the instance (akx::scan_launch<S, D, A, O>, ...), the next call of the launch line.
 template <class Plan, akx_status (*F)(const Plan &, void *)>
@@ -59,10 +94,12 @@ akx_status erased(const void *plan, void *stream) {
 // F::template instance<S, D, A, O>() is the family's erased launcher of that instance; AutoOnly:
 // the family prebuilds the AUTO accumulator alone (auto_acc_only).
 // dst: slot 0 stores to the accumulator's dtype, slot 1 to the source's (akx::scan_prebuilt).
-template <class F, bool AutoOnly, class Acc, class Op, int Slot>
+template <class F, int Family, bool AutoOnly, class Acc, class Op, int Slot>
 constexpr akx__launcher scan_instance() {
+  constexpr akx_dtype dst = Slot == 0 ? akx::dtype_v<Acc> : akx::dtype_v<Src>;
   if constexpr (akx::scan_prebuilt(akx::dtype_v<Src>, akx::dtype_v<Acc>, Op::id, akx::dtype_v<Acc>, AKX_PREBUILT_FOR) &&
-                (!AutoOnly || akx::dtype_v<Acc> == akx::auto_acc(akx::dtype_v<Src>, Op::id))) {
+                (!AutoOnly || akx::dtype_v<Acc> == akx::auto_acc(akx::dtype_v<Src>, Op::id)) &&
+                listed(Family, akx::dtype_v<Src>, dst, akx::dtype_v<Acc>, Op::id)) {
     if constexpr (Slot == 0) return F::template instance<Src, Acc, Acc, Op>();
     else if constexpr (!akx::is_same<Src, Acc>::value) return F::template instance<Src, Src, Acc, Op>();
     else return nullptr;
@@ -70,16 +107,16 @@ constexpr akx__launcher scan_instance() {
     return nullptr;
   }
 }
-template <class F, bool AutoOnly, class Acc>
+template <class F, int Family, bool AutoOnly, class Acc>
 struct scan_row {
-#define AKX_X_(E, O, N) {scan_instance<F, AutoOnly, Acc, O, 0>(), scan_instance<F, AutoOnly, Acc, O, 1>()},
+#define AKX_X_(E, O, N) {scan_instance<F, Family, AutoOnly, Acc, O, 0>(), scan_instance<F, Family, AutoOnly, Acc, O, 1>()},
   static constexpr akx__launcher ops[op_count_][2] = {AKX_OP_LIST(AKX_X_)};
 #undef AKX_X_
 };
 template <class F, int Family>
 akx__launcher scan_resolve(const akx__combination *c) {
   constexpr bool AutoOnly = auto_acc_only(Family);
-#define AKX_X_(D, T, N, S) scan_row<F, AutoOnly, T>::ops,
+#define AKX_X_(D, T, N, S) scan_row<F, Family, AutoOnly, T>::ops,
   static constexpr const akx__launcher (*rows[])[2] = {AKX_DTYPE_LIST(AKX_X_)};
 #undef AKX_X_
   if ((uint32_t)c->acc >= AKX_DTYPE_COUNT || (uint32_t)c->op >= (uint32_t)op_count_) return nullptr;
@@ -102,21 +139,23 @@ constexpr bool reduce_in_set_any_map(akx_dtype acc, akx_op op) {
     if (reduce_in_set<AutoOnly>((akx_map)m, acc, op)) return true;
   return false;
 }
-template <class F, bool AutoOnly, class Acc, class Op>
+template <class F, int Family, bool AutoOnly, class Acc, class Op>
 constexpr akx__launcher reduce_instance() {
-  if constexpr (reduce_in_set_any_map<AutoOnly>(akx::dtype_v<Acc>, Op::id)) return F::template instance<Src, Acc, Op>();
+  if constexpr (reduce_in_set_any_map<AutoOnly>(akx::dtype_v<Acc>, Op::id) &&
+                listed(Family, akx::dtype_v<Src>, -1, akx::dtype_v<Acc>, Op::id))
+    return F::template instance<Src, Acc, Op>();
   else return nullptr;
 }
-template <class F, bool AutoOnly, class Acc>
+template <class F, int Family, bool AutoOnly, class Acc>
 struct reduce_row {
-#define AKX_X_(E, O, N) reduce_instance<F, AutoOnly, Acc, O>(),
+#define AKX_X_(E, O, N) reduce_instance<F, Family, AutoOnly, Acc, O>(),
   static constexpr akx__launcher ops[op_count_] = {AKX_OP_LIST(AKX_X_)};
 #undef AKX_X_
 };
 template <class F, int Family>
 akx__launcher reduce_resolve(const akx__combination *c) {
   constexpr bool AutoOnly = auto_acc_only(Family);
-#define AKX_X_(D, T, N, S) reduce_row<F, AutoOnly, T>::ops,
+#define AKX_X_(D, T, N, S) reduce_row<F, Family, AutoOnly, T>::ops,
   static constexpr const akx__launcher *rows[] = {AKX_DTYPE_LIST(AKX_X_)};
 #undef AKX_X_
   if ((uint32_t)c->acc >= AKX_DTYPE_COUNT || (uint32_t)c->op >= (uint32_t)op_count_ ||

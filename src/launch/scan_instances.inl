@@ -22,6 +22,10 @@ AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(scan)(const akx__combination *c) 
 }
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(findall)(const akx__combination *) {
-  return &AKX_INSTANCES::erased<akx__findall_plan, &akx::findall_launch<AKX_INSTANCES::Src>>;
+  // Every source dtype's in the library; the tests' plugin lists none (the library serves them).
+  if constexpr (AKX_INSTANCES::listed(AKX__FAMILY_FINDALL, akx::dtype_v<AKX_INSTANCES::Src>, -1, -1, AKX_OP_ADD))
+    return &AKX_INSTANCES::erased<akx__findall_plan, &akx::findall_launch<AKX_INSTANCES::Src>>;
+  else
+    return nullptr;
 }
 #endif  // !__CUDACC_RTC__
