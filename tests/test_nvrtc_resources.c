@@ -2,7 +2,9 @@
  * set, so the kernel_resources ctest never sees them in a default build): the widest units
  * of the scan and segmented families (complex128 MUL, float16 and bfloat16 sources, bool, bit
  * ops) and user-op units, each compiled by NVRTC for sm_90 as the library compiles them
- * (-std=c++17 -DNDEBUG and nvrtc.c's exact-arithmetic flags) with ptxas -v. Every function:
+ * (-std=c++17 -DNDEBUG and nvrtc.c's exact-arithmetic flags) with ptxas -v. Every unit: an
+ * ELF for EM_CUDA holding every kernel's lowered name (test_nvrtc_families' check, which leaves
+ * these units to this file: each compiled once). Every function:
  * no spill stores or loads and no stack frame (a frame is a spill or a local array: local memory
  * in the tile's loop); reduce_dims' tile body of the built-in ops (float16 into float64, int16
  * into int64): registers within its declared class; every tile kernel: registers within its launch bounds
@@ -12,11 +14,13 @@
  * in the scan unit's PTX than with AKX_LOOKBACK_COUNT_WAITS=1. Built with the CUDA backend only
  * (tests/CMakeLists.txt), where an NVRTC that cannot be loaded fails the tests; no GPU needed. */
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "akx.h"
+#include "elf_strtab.h"
 #include "kernels/akx/block_limits.h"
 #include "src/jit/embedded.h"
 #include "src/jit/instance.h"
@@ -107,10 +111,19 @@ static int check_log(const char *log, const char *what, int builtin) {
   return entries;
 }
 
+/* Also what test_nvrtc_families checks of its units, so that no unit is compiled twice: an ELF
+ * for EM_CUDA whose string tables hold every kernel's lowered name. */
 static void check_unit(const akx__instance *in, const char *what, int builtin) {
   akx__nvrtc_result cubin;
   compile(in, verbose_options, 3, 90, 0, &cubin);
   cr_assert(!cubin.is_ptx && cubin.arch_compiled == 90, "%s", what);
+  const unsigned char *img = cubin.image;
+  cr_assert(cubin.size > sizeof(Elf64_Ehdr) && memcmp(img, "\x7f" "ELF", 4) == 0, "%s: not an ELF image", what);
+  cr_assert_eq(((const Elf64_Ehdr *)img)->e_machine, EM_CUDA, "%s", what);
+  cr_assert_eq(cubin.n_lowered_names, in->n_kernels, "%s", what);
+  for (int i = 0; i < in->n_kernels; i++)
+    cr_assert(akx_test_elf_strtab_has(img, cubin.size, cubin.lowered_names[i]), "%s: %s ('%s') is in no string table",
+              what, in->name_expressions[i], cubin.lowered_names[i]);
   cr_assert(cubin.log && strstr(cubin.log, "ptxas info"), "%s: no ptxas -v report in NVRTC's log: %s", what,
             cubin.log ? cubin.log : "(none)");
   const int entries = check_log(cubin.log, what, builtin);
