@@ -124,6 +124,9 @@ AKX_CONSTEXPR bool library_op(akx_op op) { return op == AKX_OP_ADD || op == AKX_
 AKX_CONSTEXPR bool in_set(bool library, bool all, prebuilt_for b) {
   return b == prebuilt_for_library ? library : b == prebuilt_for_all ? all : all && !library;
 }
+// Kernels keyed by their source alone (findall): every source dtype's in the library's set, so
+// none in the tests'.
+AKX_CONSTEXPR bool source_only_prebuilt(prebuilt_for b) { return b != prebuilt_for_tests; }
 // Ops an accumulator supports: bit ops need integers or bool, MIN/MAX an order (no
 // complex), ADD/MUL a number (a bool accumulator would silently saturate).
 AKX_CONSTEXPR bool op_allowed(akx_dtype acc, akx_op op) {

@@ -78,8 +78,7 @@ int akx__combination_prebuilt(const akx__combination *c, akx__prebuilt_set set) 
       return akx::reduce_prebuilt((akx_dtype)c->src, m, (akx_dtype)c->acc, (akx_op)c->op, b);
     case AKX__RULES_SCAN:
       return akx::scan_prebuilt((akx_dtype)c->src, (akx_dtype)c->acc, (akx_op)c->op, (akx_dtype)c->dst, b);
-    /* One kernel per source dtype, all in the library's set. */
-    case AKX__RULES_SOURCE_ONLY: return b != akx::prebuilt_for_tests;
+    case AKX__RULES_SOURCE_ONLY: return akx::source_only_prebuilt(b);
   }
   return 0;
 }

@@ -77,7 +77,6 @@ consteval listed_table listed_build() {
 }
 constexpr listed_table listed_bits = listed_build();
 consteval bool listed(int family, int src, int dst, int acc, int op) {
-  if (acc < 0) return false;  // findall: none listed (the library's set holds every dtype's)
   return listed_bits.bits[family][src][acc] >> (dst < 0 ? op : dst == acc ? 7 + op : 14 + op) & 1u;
 }
 #else

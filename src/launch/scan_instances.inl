@@ -2,7 +2,8 @@
 // resolvers akx__<backend>_{scan,findall}_<dtype> (src/launch/instance_table.inl). Scans: the
 // prebuilt set of this compiler (akx::scan_prebuilt, AKX_PREBUILT_FOR), each stored to dst of
 // the accumulator's dtype or of the source's (the rest is compiled at run time); findall once
-// per source dtype.
+// per source dtype where the set holds it (akx::source_only_prebuilt: the library's, not the
+// tests' plugin).
 #include "akx/findall.cuh"
 #include "akx/scan.cuh"
 #include "instance_table.inl"
@@ -22,8 +23,7 @@ AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(scan)(const akx__combination *c) 
 }
 
 AKX_MODULE_EXPORT akx__launcher AKX_ENTRY_NAME(findall)(const akx__combination *) {
-  // Every source dtype's in the library; the tests' plugin lists none (the library serves them).
-  if constexpr (AKX_INSTANCES::listed(AKX__FAMILY_FINDALL, akx::dtype_v<AKX_INSTANCES::Src>, -1, -1, AKX_OP_ADD))
+  if constexpr (akx::source_only_prebuilt(AKX_PREBUILT_FOR))
     return &AKX_INSTANCES::erased<akx__findall_plan, &akx::findall_launch<AKX_INSTANCES::Src>>;
   else
     return nullptr;

@@ -222,9 +222,8 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
     shape = p->len * size < (int64_t)bd * 16 ? AKX__DIMS_WARP_ROWS : AKX__DIMS_ROWS;
   } else if (contiguous_outputs) {
     const int64_t tiles32 = ceil_div(p->n_out, AKX__COLUMNS_OUTPUTS);
-    const int fills = tiles32 * bd >= device_threads;
-    /* The columns kernel splits (splits_for: below a wave, each split keeping 4 loads a
-     * thread): the pass the tiled kernel exists to save. */
+    /* The columns kernel splits (splits_for: only where its 32-output tiles do not fill the
+     * device, each split keeping 4 loads a thread): the pass the tiled kernel exists to save. */
     const int columns_split = splits_for(tiles32, bd, device_threads, p->len, bd / AKX__COLUMNS_OUTPUTS,
                                          AKX__LOADS_PER_THREAD) > 1;
     /* One thread per output where a row of outputs is at least 64 KiB or the reduction is
@@ -241,7 +240,7 @@ static void columns_shape(const akx_context *ctx, akx__reduce_dims_plan *p, int3
      * (rtx5080), its 4096 blocks 7.8 waves of one load a thread, forced columns 4.2 and 10.2 us. */
     if (run * size >= AKX__PER_THREAD_ROW_BYTES || p->len < AKX__PER_THREAD_MAX_LEN)
       shape = AKX__DIMS_PER_THREAD;
-    else if (p->n_out >= p->len && !fills && columns_split)
+    else if (p->n_out >= p->len && columns_split)
       shape = AKX__DIMS_TILED;
     else
       shape = AKX__DIMS_COLUMNS;
