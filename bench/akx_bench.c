@@ -100,7 +100,8 @@ int main(int argc, char **argv) {
   int status = 0;
 #ifndef AKX_HAVE_CUDA
   if (!on_sim) {
-    fprintf(stderr, "akx-bench: built without CUDA, cannot time the CUDA backend\n");
+    fprintf(stderr, "akx-bench: built without its CUDA timing (no CUDA, or configured where no GPU "
+                    "was seen: -DAKX_GPU_TARGETS=ON builds it), cannot time the CUDA backend\n");
     status = EXIT_USAGE;
   }
 #endif

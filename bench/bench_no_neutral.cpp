@@ -24,7 +24,7 @@ extern "C" akx_status akx_bench_no_neutral_scan(akx_context *ctx, float *dst, co
 #if defined(AKX_HAVE_CUDA)
     s = akx_bench_no_neutral_scan_cuda(ctx, dst, src, rows, cols, dim);
 #else
-    snprintf(last_error, sizeof last_error, "akx-bench was built without CUDA");
+    snprintf(last_error, sizeof last_error, "akx-bench was built without its CUDA timing");
     return AKX_ERROR_UNSUPPORTED;
 #endif
   }

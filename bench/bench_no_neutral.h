@@ -14,7 +14,7 @@ extern "C" {
  * rows x cols matrix. dst and src: device memory of rows * cols floats. Enqueued on the
  * context's stream. On failure the status, with akx_last_error()-like text in
  * akx_bench_no_neutral_error() (AKX_ERROR_UNSUPPORTED for a CUDA context when akx-bench was
- * built without CUDA). */
+ * built without its CUDA timing: AKX_GPU_TARGETS, CMakeLists.txt). */
 akx_status akx_bench_no_neutral_scan(akx_context *ctx, float *dst, const float *src, int64_t rows,
                                      int64_t cols, int32_t dim);
 /* The sentence of the last failure of akx_bench_no_neutral_scan (akx_last_error() when the

@@ -313,7 +313,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 [ "$dry_run" = 1 ] || rm -rf "$build" "$build80"
 # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
 step build build.log bash -c \
-  'cmake -S . -B "$0" "$@" -DCMAKE_BUILD_TYPE=Release -DAKX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90-real && cmake --build "$0" -j 16' \
+  'cmake -S . -B "$0" "$@" -DCMAKE_BUILD_TYPE=Release -DAKX_CUDA=ON -DAKX_GPU_TARGETS=ON -DCMAKE_CUDA_ARCHITECTURES=90-real && cmake --build "$0" -j 16' \
   "$build" ${generator[@]+"${generator[@]}"} ${cmake_extra[@]+"${cmake_extra[@]}"} "-DAKX_TESTS=$tests"
 if [[ " ${failed[*]-} " == *" build "* ]]; then
   log "FAILED: build"
@@ -327,7 +327,7 @@ arch80_start=$SECONDS
 if [ "$tests" = ON ]; then
   # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
   arch80_build=(bash -c
-    'cmake -S . -B "$0" "$@" -DCMAKE_BUILD_TYPE=Release -DAKX_CUDA=ON -DAKX_BENCH=OFF && cmake --build "$0" --target akx_pdl_probe -j 16'
+    'cmake -S . -B "$0" "$@" -DCMAKE_BUILD_TYPE=Release -DAKX_CUDA=ON -DAKX_GPU_TARGETS=ON -DAKX_BENCH=OFF && cmake --build "$0" --target akx_pdl_probe -j 16'
     "$build80" ${generator[@]+"${generator[@]}"}
     ${cmake_extra[@]+"${cmake_extra[@]}"} -DAKX_TESTS=ON "-DCMAKE_CUDA_ARCHITECTURES=$AKX_GPU_ARCH80")
   if [ "$dry_run" = 1 ]; then
