@@ -10,7 +10,9 @@
  * take turns; threads that want to run at once use a context each.
  *
  * Stream capture (CUDA graphs): the asynchronous calls (akx_mapreduce with AKX_DEVICE,
- * akx_reduce_dims, akx_scan; akx_context_run of include/akx_layer.h) may be captured with
+ * akx_reduce_dims, akx_scan, akx_findall_where, akx_reduce_by_key_where and the selections
+ * with AKX_DEVICE;
+ * akx_context_run of include/akx_layer.h) may be captured with
  * cudaStreamBeginCapture on the context's stream once the workspace is large enough (a
  * caller-owned one sized with the *_workspace_size queries, or the cached one grown by a call
  * of the same shapes before the capture) and the call's kernels were launched once on the
@@ -347,6 +349,46 @@ akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *
  * only. */
 akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src,
                                       const akx_array *indices, size_t *bytes);
+/* akx_findall with the count where the caller wants it. where = AKX_HOST: as akx_findall.
+ * where = AKX_DEVICE: count points at one int64 of this context's device memory (8-byte
+ * aligned), written on the stream behind the positions: the call stays asynchronous and may be
+ * captured in a CUDA graph; at most capacity positions are written and *count receives the
+ * total whatever it is (the caller compares it with the capacity; an empty src writes 0). */
+akx_status akx_findall_where(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                             int64_t *count, akx_where where);
+
+/* ---- selection (docs/select.md) ------------------------------------------------------------- */
+
+/* Where a selection's count goes. AKX_HOST: count is host memory, the call synchronizes, and a
+ * total above the output's capacity returns AKX_ERROR_OUTPUT_TOO_SMALL (the first capacity items
+ * written, *count the total); refused while the stream captures a graph. AKX_DEVICE: count points
+ * at int64 device memory (8-byte aligned), written on the stream: the call stays asynchronous and
+ * may be captured in a CUDA graph; at most the capacity is written and the total is written
+ * whatever it is. An empty src writes a count of 0. */
+
+/* Keeps src[i] where flags[i] is nonzero (numpy's x[mask.astype(bool)]: a float flag's NaN is
+ * nonzero, -0.0 is zero; a bool flag's any nonzero byte), in order, each item's exact bits, into
+ * dst[0..count). src: 1-d, any dtype and stride (zero and negative too); flags: 1-d, any dtype
+ * and stride, src's length; dst: 1-d of src's dtype, any nonzero stride, its length the capacity.
+ * dst may be src itself (the same view: in place); no other overlap of dst with src or flags.
+ * Reads only the 32-byte sectors of src that hold a flagged item (sparse flags skip the rest). */
+akx_status akx_select_flagged(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                              const akx_array *flags, int64_t *count, akx_where where);
+/* CUB's flagged partition: the flagged items of src in order from dst[0], the others after them
+ * in reverse order from dst[n - 1]; dst holds n items (its length must be src's) and overlaps
+ * neither src nor flags. *count: the flagged items (never above n). Arguments as
+ * akx_select_flagged's. */
+akx_status akx_partition_flagged(akx_context *ctx, const akx_array *dst, const akx_array *src,
+                                 const akx_array *flags, int64_t *count, akx_where where);
+/* Bytes of workspace each call needs for these arrays on this context's device (data pointers
+ * are not read; 0 for an empty src): the plan the call makes, so the two never disagree.
+ * Errors as the call's, count and where aside; bytes NULL is AKX_ERROR_INVALID_ARGUMENT. */
+akx_status akx_select_flagged_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                             const akx_array *src, const akx_array *flags,
+                                             size_t *bytes);
+akx_status akx_partition_flagged_workspace_size(const akx_context *ctx, const akx_array *dst,
+                                                const akx_array *src, const akx_array *flags,
+                                                size_t *bytes);
 
 /* ---- segmented and keyed reductions and scans (docs/segmented.md) ----------------------- */
 
@@ -399,6 +441,14 @@ akx_status akx_reduce_by_key(akx_context *ctx, const akx_array *keys_out,
                              const akx_array *values_out, const akx_array *keys,
                              const akx_array *values, akx_map map, akx_op op,
                              const akx_reduce_opts *opts, int64_t *runs);
+/* akx_reduce_by_key with the number of runs where the caller wants it: where = AKX_HOST as
+ * akx_reduce_by_key; AKX_DEVICE: runs points at one int64 of device memory, written on the
+ * stream (asynchronous, capturable), at most the capacity of runs written, the total written
+ * whatever it is (as akx_findall_where's count). */
+akx_status akx_reduce_by_key_where(akx_context *ctx, const akx_array *keys_out,
+                                   const akx_array *values_out, const akx_array *keys,
+                                   const akx_array *values, akx_map map, akx_op op,
+                                   const akx_reduce_opts *opts, int64_t *runs, akx_where where);
 /* A scan restarting at every change of key (CUB's InclusiveScanByKey / ExclusiveScanByKey):
  * dst and src as akx_segmented_scan's, keys as akx_reduce_by_key's. Stays asynchronous. */
 akx_status akx_scan_by_key(akx_context *ctx, const akx_array *dst, const akx_array *keys,

@@ -290,7 +290,31 @@
   X(findall_indices_in_src, akx_findall, INV, "indices", "overlaps", "src")                     \
     /* 64 indices over bytes 1024..1535 of the 1024 float32 it scans */                          \
   X(findall_capturing, akx_findall, UNS, "capturing", "akx_findall") /* valid, capturing */      \
+  X(findall_where_null_ctx, akx_findall_where, INV, "ctx", "NULL")                              \
+  X(findall_where_null_count, akx_findall_where, INV, "count", "NULL")  /* AKX_DEVICE */         \
+  X(findall_where_bad_where, akx_findall_where, INV, "where", "=7")                              \
+  X(findall_where_host_count, akx_findall_where, INV, "count", "$BAD", "device memory")          \
+    /* a host count with AKX_DEVICE */                                                           \
+  X(findall_where_count_misaligned, akx_findall_where, INV, "count", "$BAD", "aligned")          \
+  X(findall_where_count_in_indices, akx_findall_where, INV, "count", "overlaps", "indices")      \
+  X(findall_where_capturing_host, akx_findall_where, UNS, "capturing", "akx_findall_where")      \
   X(findall_ws_null_ctx, akx_findall_workspace_size, INV, "ctx", "NULL")     /* ctx NULL */      \
+  /* ---- the flagged selections: 64 float32 of src flagged by 64 int8 of src, into ddst ---- */  \
+  X(select_null_ctx, akx_select_flagged, INV, "ctx", "NULL")                                     \
+  X(select_flags_length, akx_select_flagged, INV, "flags->shape[0]", "=63", "=64")               \
+  X(select_dst_dtype, akx_select_flagged, INV, "dst->dtype", "int32", "float32")                 \
+  X(select_null_count, akx_select_flagged, INV, "count", "NULL")                                 \
+  X(select_dst_in_src, akx_select_flagged, INV, "dst", "overlaps", "src") /* one item on */      \
+  X(select_dst_in_flags, akx_select_flagged, INV, "dst", "overlaps", "flags")                    \
+  X(select_capturing_host, akx_select_flagged, UNS, "capturing", "akx_select_flagged")           \
+  X(partition_null_ctx, akx_partition_flagged, INV, "ctx", "NULL")                               \
+  X(partition_dst_length, akx_partition_flagged, INV, "dst->shape[0]", "=32", "=64")             \
+  X(partition_in_place, akx_partition_flagged, INV, "dst", "overlaps", "src") /* dst = src */    \
+  X(partition_host_count_device, akx_partition_flagged, INV, "count", "$BAD", "device memory")   \
+  X(select_ws_null_ctx, akx_select_flagged_workspace_size, INV, "ctx", "NULL")                   \
+  X(select_ws_null_bytes, akx_select_flagged_workspace_size, INV, "bytes", "NULL")               \
+  X(partition_ws_null_ctx, akx_partition_flagged_workspace_size, INV, "ctx", "NULL")             \
+  X(partition_ws_dst_length, akx_partition_flagged_workspace_size, INV, "dst->shape[0]", "=32")  \
   X(findall_ws_null_bytes, akx_findall_workspace_size, INV, "bytes", "NULL") /* bytes NULL */    \
   X(findall_ws_indices_int32, akx_findall_workspace_size, INV, "indices->dtype", "int32")        \
   /* ---- the segmented and keyed family: ctx NULL (the rest: tests/test_segmented_bad_input.c) ---- */ \
@@ -299,6 +323,10 @@
   X(seg_scan_null_ctx, akx_segmented_scan, INV, "ctx", "NULL")                                     \
   X(seg_scan_ws_null_ctx, akx_segmented_scan_workspace_size, INV, "ctx", "NULL")                   \
   X(reduce_by_key_null_ctx, akx_reduce_by_key, INV, "ctx", "NULL")                                 \
+  X(reduce_by_key_where_null_ctx, akx_reduce_by_key_where, INV, "ctx", "NULL")                     \
+  X(reduce_by_key_where_null_runs, akx_reduce_by_key_where, INV, "runs", "NULL")                   \
+  X(reduce_by_key_where_runs_in_keys_out, akx_reduce_by_key_where, INV, "runs", "overlaps", "keys_out") \
+  X(reduce_by_key_where_capturing_host, akx_reduce_by_key_where, UNS, "capturing", "akx_reduce_by_key_where") \
   X(scan_by_key_null_ctx, akx_scan_by_key, INV, "ctx", "NULL")                                     \
   /* ---- empty outputs, as Julia and numpy describe them: accepted, nothing written ---- */      \
   X(empty_scan_julia_dst, akx_scan, PURE, NONE)   /* {2, 0, 3} strides {1, 2, 0} both */         \
@@ -1385,6 +1413,101 @@ ROW(findall_capturing) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return CAPTURING(akx_findall(x->ctx, &x->v32, &idx, &x->out.count));
 }
+ROW(findall_where_null_ctx) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_where(NULL, &x->v32, &idx, (int64_t *)(void *)x->dres, AKX_DEVICE);
+}
+ROW(findall_where_null_count) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_where(x->ctx, &x->v32, &idx, NULL, AKX_DEVICE);
+}
+ROW(findall_where_bad_where) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_where(x->ctx, &x->v32, &idx, &x->out.count, (akx_where)7);
+}
+ROW(findall_where_host_count) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  x->bad = &x->out.count;
+  return akx_findall_where(x->ctx, &x->v32, &idx, &x->out.count, AKX_DEVICE);
+}
+ROW(findall_where_count_misaligned) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  x->bad = x->dres + 4;
+  return akx_findall_where(x->ctx, &x->v32, &idx, (int64_t *)(void *)(x->dres + 4), AKX_DEVICE);
+}
+ROW(findall_where_count_in_indices) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return akx_findall_where(x->ctx, &x->v32, &idx, x->didx + 5, AKX_DEVICE);
+}
+ROW(findall_where_capturing_host) {
+  akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
+  return CAPTURING(akx_findall_where(x->ctx, &x->v32, &idx, &x->out.count, AKX_HOST));
+}
+/* the flagged selections: src's first 64 float32, flagged by the int8 bytes at src + 2048 */
+static akx_array sel_src(bx *x) { return akx_vector(x->src, AKX_FLOAT32, 64); }
+static akx_array sel_flags(bx *x, int64_t n) { return akx_vector(x->src + 2048, AKX_INT8, n); }
+static akx_array sel_dst(bx *x, int64_t n) { return akx_vector(x->ddst, AKX_FLOAT32, n); }
+ROW(select_null_ctx) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged(NULL, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(select_flags_length) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 63);
+  return akx_select_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(select_dst_dtype) {
+  akx_array d = akx_vector(x->ddst, AKX_INT32, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(select_null_count) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged(x->ctx, &d, &s, &f, NULL, AKX_HOST);
+}
+ROW(select_dst_in_src) { /* not the same view: one item on */
+  akx_array d = akx_vector(x->src + 4, AKX_FLOAT32, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(select_dst_in_flags) {
+  akx_array d = akx_vector(x->src + 2048, AKX_FLOAT32, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(select_capturing_host) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return CAPTURING(akx_select_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST));
+}
+ROW(partition_null_ctx) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_partition_flagged(NULL, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(partition_dst_length) {
+  akx_array d = sel_dst(x, 32), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_partition_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(partition_in_place) {
+  akx_array s = sel_src(x), f = sel_flags(x, 64);
+  return akx_partition_flagged(x->ctx, &s, &s, &f, &x->out.count, AKX_HOST);
+}
+ROW(partition_host_count_device) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  x->bad = &x->out.count;
+  return akx_partition_flagged(x->ctx, &d, &s, &f, &x->out.count, AKX_DEVICE);
+}
+ROW(select_ws_null_ctx) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged_workspace_size(NULL, &d, &s, &f, &x->out.bytes);
+}
+ROW(select_ws_null_bytes) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_select_flagged_workspace_size(x->ctx, &d, &s, &f, NULL);
+}
+ROW(partition_ws_null_ctx) {
+  akx_array d = sel_dst(x, 64), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_partition_flagged_workspace_size(NULL, &d, &s, &f, &x->out.bytes);
+}
+ROW(partition_ws_dst_length) {
+  akx_array d = sel_dst(x, 32), s = sel_src(x), f = sel_flags(x, 64);
+  return akx_partition_flagged_workspace_size(x->ctx, &d, &s, &f, &x->out.bytes);
+}
 ROW(findall_ws_null_ctx) {
   akx_array idx = akx_vector(x->didx, AKX_INT64, 64);
   return akx_findall_workspace_size(NULL, &x->v32, &idx, &x->out.bytes);
@@ -1420,6 +1543,26 @@ ROW(reduce_by_key_null_ctx) {
   akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
   akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
   return akx_reduce_by_key(NULL, &ko, &vo, &k, &v, ID, ADD, NULL, &x->out.count);
+}
+ROW(reduce_by_key_where_null_ctx) {
+  akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
+  akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
+  return akx_reduce_by_key_where(NULL, &ko, &vo, &k, &v, ID, ADD, NULL, (int64_t *)(void *)x->dres, AKX_DEVICE);
+}
+ROW(reduce_by_key_where_null_runs) {
+  akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
+  akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
+  return akx_reduce_by_key_where(x->ctx, &ko, &vo, &k, &v, ID, ADD, NULL, NULL, AKX_DEVICE);
+}
+ROW(reduce_by_key_where_runs_in_keys_out) {
+  akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
+  akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
+  return akx_reduce_by_key_where(x->ctx, &ko, &vo, &k, &v, ID, ADD, NULL, x->didx + 2, AKX_DEVICE);
+}
+ROW(reduce_by_key_where_capturing_host) {
+  akx_array ko = akx_vector(x->didx, AKX_INT32, 32), vo = akx_vector(x->ddst, AKX_FLOAT32, 32);
+  akx_array k = vec(x, AKX_INT32, 512), v = akx_vector(x->src + 2048, AKX_FLOAT32, 512);
+  return CAPTURING(akx_reduce_by_key_where(x->ctx, &ko, &vo, &k, &v, ID, ADD, NULL, &x->out.count, AKX_HOST));
 }
 ROW(scan_by_key_null_ctx) {
   akx_array d = akx_vector(x->ddst, AKX_FLOAT32, 64), k = vec(x, AKX_INT32, 64),

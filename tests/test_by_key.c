@@ -108,6 +108,32 @@ Test(by_key, reduce_capacity_exact_larger_smaller) {
   tsg_free(&none);
 }
 
+/* akx_reduce_by_key_where with *runs in device memory: the same runs and values as
+ * akx_reduce_by_key for every key pattern and key dtype; capacities exact, larger and smaller
+ * (status SUCCESS, at most the capacity written, the total on the device); n = 0 writes 0. */
+Test(by_key, reduce_runs_on_the_device) {
+  for (int k = 0; k < N_KEY_PATTERNS; ++k)
+    for (int t = 0; t < COUNT(key_dtypes); ++t) {
+      tsg_offsets o = key_pattern(k);
+      tsg_case c = tsg_case_make(t % 2 ? AKX_INT64 : AKX_FLOAT64, AKX_OP_ADD);
+      c.key_t = key_dtypes[t];
+      c.runs_on_device = 1;
+      run_reduce(&c, &o, (uint64_t)(300 + k * 10 + t));
+      c.cap_keys = o.nseg > 2 ? o.nseg / 2 : 0;
+      run_reduce(&c, &o, (uint64_t)(400 + k * 10 + t));
+      c.cap_keys = -1;
+      c.cap_vals = 0;
+      run_reduce(&c, &o, (uint64_t)(500 + k * 10 + t));
+      tsg_free(&o);
+    }
+  tsg_offsets none = tsg_uniform(0, 1);
+  tsg_case c = tsg_case_make(AKX_INT32, AKX_OP_ADD);
+  c.runs_on_device = 1;
+  c.cap_keys = c.cap_vals = 3;
+  run_reduce(&c, &none, 9);
+  tsg_free(&none);
+}
+
 Test(by_key, reduce_every_dtype_and_op) {
   const akx_op ops[] = {AKX_OP_ADD, AKX_OP_MUL, AKX_OP_MIN, AKX_OP_MAX, AKX_OP_AND, AKX_OP_OR, AKX_OP_XOR};
   tsg_offsets o = runs_pattern(150, 20, 3);

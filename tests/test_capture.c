@@ -25,6 +25,7 @@
 #include "akx_sim.h"
 #include "fixture.h"
 #include "internal.h"
+#include "backend.h" /* the backend's copy and synchronize: the sim's capture check */
 
 #define POISON 0x5Au
 
@@ -323,6 +324,121 @@ Test(capture, findall_is_refused) {
   free(host);
   free(marked);
   free(now);
+  akx_context_destroy(ctx);
+}
+
+/* The counts of akx_findall_where, akx_reduce_by_key_where and akx_select_flagged in device
+ * memory (AKX_DEVICE): captured once warm, with no host synchronization (the sim's capture check
+ * refuses a copy to the host and a synchronization while the stream captures, as CUDA does), the
+ * positions, runs, items and totals right once the capture ends; AKX_HOST is refused inside the
+ * capture, nothing launched or written. */
+Test(capture, device_counts_are_captured) {
+  akx_context *ctx = open_sim();
+  const int64_t n = 5000;
+  int32_t *hk = tfx_xmalloc((size_t)n * sizeof(int32_t));
+  float *hv = tfx_xmalloc((size_t)n * sizeof(float));
+  int64_t want_nz = 0, want_runs = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    hk[i] = (int32_t)(i / 7 % 3);           /* runs of 7 */
+    hv[i] = (float)(i % 5 == 0 ? 0 : i % 4); /* zeros at i % 5 == 0 and i % 4 == 0 */
+    want_nz += hv[i] != 0;
+    want_runs += i == 0 || hk[i] != hk[i - 1];
+  }
+  int32_t *keys = tfx_upload(ctx, hk, (size_t)n * sizeof(int32_t));
+  float *vals = tfx_upload(ctx, hv, (size_t)n * sizeof(float));
+  int64_t *idx = tfx_alloc(ctx, (size_t)n * sizeof(int64_t));
+  int32_t *kout = tfx_alloc(ctx, (size_t)n * sizeof(int32_t));
+  float *vout = tfx_alloc(ctx, (size_t)n * sizeof(float));
+  int64_t *counts = tfx_alloc(ctx, 3 * sizeof(int64_t));
+  int32_t *sel = tfx_alloc(ctx, (size_t)n * sizeof(int32_t));
+  akx_array vk = akx_vector(keys, AKX_INT32, n), vv = akx_vector(vals, AKX_FLOAT32, n);
+  akx_array vi = akx_vector(idx, AKX_INT64, n), vko = akx_vector(kout, AKX_INT32, n),
+            vvo = akx_vector(vout, AKX_FLOAT32, n), vsel = akx_vector(sel, AKX_INT32, n);
+  /* warm-up outside the capture */
+  cr_assert_eq(akx_select_flagged(ctx, &vsel, &vk, &vv, counts + 2, AKX_DEVICE), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(akx_findall_where(ctx, &vv, &vi, counts, AKX_DEVICE), AKX_SUCCESS, "%s", akx_last_error());
+  cr_assert_eq(akx_reduce_by_key_where(ctx, &vko, &vvo, &vk, &vv, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, counts + 1,
+                                       AKX_DEVICE),
+               AKX_SUCCESS, "%s", akx_last_error());
+  const int64_t poison[3] = {-9, -9, -9};
+  tfx_to_device(ctx, counts, poison, sizeof poison);
+  const akx_context_info_t before = info_of(ctx);
+  capture(ctx, 1);
+  cr_assert_eq(akx_findall_where(ctx, &vv, &vi, counts, AKX_DEVICE), AKX_SUCCESS, "findall_where in a capture: %s",
+               akx_last_error());
+  cr_assert_eq(akx_reduce_by_key_where(ctx, &vko, &vvo, &vk, &vv, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, counts + 1,
+                                       AKX_DEVICE),
+               AKX_SUCCESS, "reduce_by_key_where in a capture: %s", akx_last_error());
+  cr_assert_eq(akx_select_flagged(ctx, &vsel, &vk, &vv, counts + 2, AKX_DEVICE), AKX_SUCCESS,
+               "select_flagged in a capture: %s", akx_last_error());
+  int64_t host_count = -4;
+  cr_assert_eq(akx_sim_counters_reset(ctx), AKX_SUCCESS);
+  EXPECT_REFUSED(akx_findall_where(ctx, &vv, &vi, &host_count, AKX_HOST), AKX_ERROR_UNSUPPORTED, "findall_where HOST",
+                 "capturing", "akx_findall_where", "AKX_DEVICE");
+  EXPECT_REFUSED(akx_reduce_by_key_where(ctx, &vko, &vvo, &vk, &vv, AKX_MAP_IDENTITY, AKX_OP_ADD, NULL, &host_count,
+                                         AKX_HOST),
+                 AKX_ERROR_UNSUPPORTED, "reduce_by_key_where HOST", "capturing", "akx_reduce_by_key_where");
+  EXPECT_REFUSED(akx_select_flagged(ctx, &vsel, &vk, &vv, &host_count, AKX_HOST), AKX_ERROR_UNSUPPORTED,
+                 "select_flagged HOST", "capturing", "akx_select_flagged");
+  cr_expect_eq(launches(ctx), 0, "a refused call launched");
+  capture(ctx, 0);
+  cr_expect_eq(host_count, -4, "a refused call wrote the host count");
+  const akx_context_info_t after = info_of(ctx);
+  cr_expect_eq(after.workspace_allocations, before.workspace_allocations, "a capture allocated a workspace");
+  int64_t got[3];
+  tfx_to_host(ctx, got, counts, sizeof got);
+  cr_expect_eq(got[0], want_nz, "findall's count on the device: %lld, expected %lld", (long long)got[0],
+               (long long)want_nz);
+  cr_expect_eq(got[1], want_runs, "reduce_by_key's runs on the device: %lld, expected %lld", (long long)got[1],
+               (long long)want_runs);
+  cr_expect_eq(got[2], want_nz, "select_flagged's count on the device: %lld, expected %lld", (long long)got[2],
+               (long long)want_nz);
+  int32_t *hs = tfx_xmalloc((size_t)n * sizeof(int32_t));
+  tfx_to_host(ctx, hs, sel, (size_t)n * sizeof(int32_t));
+  for (int64_t i = 0, k = 0; i < n; ++i)
+    if (hv[i] != 0) {
+      if (hs[k] != hk[i]) {
+        cr_expect_fail("select_flagged's dst[%lld] = %d, expected %d", (long long)k, hs[k], hk[i]);
+        break;
+      }
+      ++k;
+    }
+  free(hs);
+  int64_t *hi = tfx_xmalloc((size_t)n * sizeof(int64_t));
+  tfx_to_host(ctx, hi, idx, (size_t)n * sizeof(int64_t));
+  for (int64_t i = 0, k = 0; i < n; ++i)
+    if (hv[i] != 0) {
+      if (hi[k] != i) {
+        cr_expect_fail("indices[%lld] = %lld, expected %lld", (long long)k, (long long)hi[k], (long long)i);
+        break;
+      }
+      ++k;
+    }
+  free(hi);
+  free(hk);
+  free(hv);
+  akx_context_destroy(ctx);
+}
+
+/* The sim's capture check itself: while the stream captures, the backend refuses a copy to or
+ * from the host and a synchronization (what CUDA would refuse, invalidating the capture) and
+ * takes a device-to-device copy (enqueued). */
+Test(capture, the_sims_capture_check_refuses_waits) {
+  akx_context *ctx = open_sim();
+  int64_t *d = tfx_alloc(ctx, 2 * sizeof(int64_t));
+  int64_t h = 5;
+  capture(ctx, 1);
+  EXPECT_REFUSED(ctx->be->memcpy(ctx, &h, d, sizeof h, AKX_COPY_DEVICE_TO_HOST), AKX_ERROR_UNSUPPORTED,
+                 "a copy to the host", "capture check", "to the host");
+  EXPECT_REFUSED(ctx->be->memcpy(ctx, d, &h, sizeof h, AKX_COPY_HOST_TO_DEVICE), AKX_ERROR_UNSUPPORTED,
+                 "a copy from the host", "capture check", "from the host");
+  EXPECT_REFUSED(ctx->be->synchronize(ctx), AKX_ERROR_UNSUPPORTED, "a synchronization", "capture check",
+                 "synchronization");
+  cr_expect_eq(ctx->be->memcpy(ctx, d + 1, d, sizeof h, AKX_COPY_DEVICE_TO_DEVICE), AKX_SUCCESS, "%s",
+               akx_last_error());
+  capture(ctx, 0);
+  cr_expect_eq(h, 5, "a refused copy wrote the host");
+  cr_expect_eq(ctx->be->synchronize(ctx), AKX_SUCCESS, "%s", akx_last_error());
   akx_context_destroy(ctx);
 }
 

@@ -26,6 +26,10 @@ static int host_nonzero(const unsigned char *p, akx_dtype t) {
   return v.i != 0;
 }
 
+/* Where check() asks for the count: AKX_HOST through akx_findall, AKX_DEVICE through
+ * akx_findall_where (device memory), and -1 through akx_findall_where with AKX_HOST. */
+static int count_where = AKX_HOST;
+
 /* Runs findall over the view (offset, shape, strides over a parent of parent_n) and checks
  * the positions: the linear index over dims ordered by decreasing |stride|. */
 static void check(akx_dtype t, const unsigned char *parent, int64_t parent_n, int64_t offset,
@@ -65,10 +69,23 @@ static void check(akx_dtype t, const unsigned char *parent, int64_t parent_n, in
   int64_t *didx = tfx_upload(ctx, poison, (size_t)cap_bytes);
   akx_array idx = akx_vector(didx, AKX_INT64, capacity);
   int64_t got_count = -5;
-  const akx_status st = akx_findall(ctx, &src, &idx, &got_count);
+  akx_status st;
+  if (count_where == AKX_DEVICE) {
+    /* The count in device memory (poisoned first): written whatever the capacity, status SUCCESS. */
+    int64_t *dcount = tfx_upload(ctx, &got_count, sizeof got_count);
+    st = akx_findall_where(ctx, &src, &idx, dcount, AKX_DEVICE);
+    tfx_to_host(ctx, &got_count, dcount, sizeof got_count);
+    tfx_free(ctx, dcount);
+    cr_assert_eq(st, AKX_SUCCESS, "%s (count on the device): %s (%s)", akx_dtype_name(t), akx_status_string(st),
+                 akx_last_error());
+  } else {
+    st = count_where == AKX_HOST ? akx_findall(ctx, &src, &idx, &got_count)
+                                 : akx_findall_where(ctx, &src, &idx, &got_count, AKX_HOST);
+  }
   /* The status first: a failed call (a sim check, a launch) must read as itself, not as a
    * wrong count. */
-  if (nz > capacity)
+  if (count_where == AKX_DEVICE) {
+  } else if (nz > capacity)
     cr_assert_eq(st, AKX_ERROR_OUTPUT_TOO_SMALL, "%s: %s (%s)", akx_dtype_name(t),
                  akx_status_string(st), akx_last_error());
   else
@@ -299,4 +316,76 @@ Test(findall, memory_order_is_the_public_rule) {
     for (int32_t k = 0; k < a.ndim; k++)
       cr_assert_eq(got[k], want[k], "case %zu: order[%d] is %d, expected %d", c, (int)k, (int)got[k], (int)want[k]);
   }
+}
+
+/* ---- akx_findall_where -------------------------------------------------------------------- */
+
+/* Every dtype and density with the count in device memory and through akx_findall_where's
+ * AKX_HOST: the same positions and totals as akx_findall; a capacity too small writes exactly
+ * the capacity (the poison after it kept) and the total still reaches the device. */
+Test(findall, where_every_dtype_both_sides) {
+  const akx_dtype ts[] = {AKX_BOOL,    AKX_INT8,    AKX_UINT8,    AKX_INT16,   AKX_UINT16,
+                          AKX_INT32,   AKX_UINT32,  AKX_INT64,    AKX_UINT64,  AKX_FLOAT16,
+                          AKX_BFLOAT16, AKX_FLOAT32, AKX_FLOAT64, AKX_COMPLEX64, AKX_COMPLEX128};
+  const int wheres[] = {AKX_DEVICE, -1};
+  for (int w = 0; w < 2; ++w) {
+    count_where = wheres[w];
+    for (int i = 0; i < 15; ++i) {
+      const int64_t n = 3000 + 61 * i;
+      unsigned char *b = fill(ts[i], n, i % 2 ? 500 : 20, (uint64_t)(700 + i));
+      check_vector(ts[i], b, n, n);
+      check_vector(ts[i], b, n, 7);
+      check_vector(ts[i], b, n, 0);
+      free(b);
+    }
+  }
+  count_where = AKX_HOST;
+}
+
+/* An empty source still writes its total (0) to the device; strided and N-d views keep
+ * akx_findall's memory order. */
+Test(findall, where_device_empty_and_strided) {
+  count_where = AKX_DEVICE;
+  unsigned char *b = fill(AKX_FLOAT64, 4000, 300, 9);
+  check_vector(AKX_FLOAT64, b, 0, 4);
+  const int64_t shape[2] = {30, 40}, strides[2] = {-1, 60};
+  check(AKX_FLOAT64, b, 4000, 29, 2, shape, strides, 1200);
+  const int64_t shape1[1] = {1000}, strides1[1] = {-3};
+  check(AKX_FLOAT64, b, 4000, 3999, 1, shape1, strides1, 500);
+  free(b);
+  count_where = AKX_HOST;
+}
+
+/* The count's own refusals, each before anything is written: NULL, a where out of range, a
+ * host pointer or a misaligned one for AKX_DEVICE, a device count inside indices or src. */
+Test(findall, where_bad_counts) {
+  const int64_t n = 100;
+  unsigned char *b = fill(AKX_INT32, n, 500, 3);
+  void *dsrc = tfx_upload(ctx, b, (size_t)n * 4);
+  int64_t *didx = tfx_alloc(ctx, (size_t)(n + 2) * 8);
+  akx_array src = akx_vector(dsrc, AKX_INT32, n), idx = akx_vector(didx, AKX_INT64, n);
+  int64_t host_count = -3;
+  struct {
+    int64_t *count;
+    int where;
+    const char *says;
+  } rows[] = {
+      {NULL, AKX_DEVICE, "count is NULL"},
+      {&host_count, 7, "where is 7"},
+      {&host_count, AKX_DEVICE, "not 1 int64 of this context's device memory"},
+      {(int64_t *)((char *)didx + (n + 1) * 8 - 4), AKX_DEVICE, "not aligned"},
+      {didx + 3, AKX_DEVICE, "overlaps indices"},
+      {(int64_t *)dsrc + 2, AKX_DEVICE, "overlaps src"},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r) {
+    akx_set_last_error(AKX_ERROR_INTERNAL, "stale");
+    const akx_status st = akx_findall_where(ctx, &src, &idx, rows[r].count, (akx_where)rows[r].where);
+    cr_expect_eq(st, AKX_ERROR_INVALID_ARGUMENT, "row %zu: %s", r, akx_status_string(st));
+    cr_expect(strstr(akx_last_error(), rows[r].says) != NULL, "row %zu: \"%s\" does not say \"%s\"", r,
+              akx_last_error(), rows[r].says);
+  }
+  cr_expect_eq(host_count, -3, "a refused call wrote the host count");
+  tfx_free(ctx, dsrc);
+  tfx_free(ctx, didx);
+  free(b);
 }

@@ -3,12 +3,15 @@
  * from one call to the next, so a call of one family must find them as the last call of its own
  * family left them whatever ran in between. Each sequence is a list of calls drawn from one seed
  * (akx_mapreduce to host and device, akx_reduce_dims over shapes that take every dims kernel,
- * split ones included, akx_scan whole and along a dim, akx_findall, the four segmented and keyed
- * calls with segments that split across tiles, the pieces, akx_context_run), each with random
- * tuning overrides within what the validation allows (src/core/validate.c, the families' checks
- * of opts), sizes from 1 to 2x10^5 biased to small and tile-boundary sizes, and integer data, so
- * every value is checked exactly against the host reference (tests/support/reference.c,
- * segmented_check.c, scan_check.c). A failure names its sequence's seed and step: run
+ * split ones included, akx_scan whole and along a dim, akx_findall (its count to the host or to
+ * device memory: akx_findall_where), the four segmented and keyed calls (akx_reduce_by_key's runs
+ * to the host or to device memory: akx_reduce_by_key_where) with segments that split across
+ * tiles, the pieces, akx_context_run, akx_select_flagged and akx_partition_flagged with their
+ * count to the host or the device), each with random tuning overrides within what the
+ * validation allows (src/core/validate.c, the families' checks of opts), sizes from 1 to 2x10^5
+ * biased to small and tile-boundary sizes, and integer data, so every value is checked exactly
+ * against the host reference (tests/support/reference.c, segmented_check.c, scan_check.c). A
+ * failure names its sequence's seed and step: run
  *   AKX_TEST_MIX_SEED=<seed> test_mix --filter mix/replay
  * to replay it alone (add AKX_TEST_MIX_FRESH=1 to run each of its calls on a fresh context).
  * AKX_TEST_MIX_SCALE=k runs k times as many sequences (the schedule label's copy in
@@ -57,12 +60,13 @@ enum {
   K_MAPREDUCE_PIECE,
   K_FINDALL_PIECE,
   K_CONTEXT_RUN,
+  K_SELECT,
   K_KINDS
 };
 static const char *const kind_names[K_KINDS] = {
     "akx_mapreduce",     "akx_reduce_dims",        "akx_scan",           "akx_findall",
     "akx_segmented_reduce", "akx_segmented_scan",  "akx_reduce_by_key",  "akx_scan_by_key",
-    "akx_mapreduce_piece", "akx_findall_piece",    "akx_context_run"};
+    "akx_mapreduce_piece", "akx_findall_piece",    "akx_context_run",    "akx_select_flagged"};
 
 /* The dims shapes a reduction is drawn from (docs/reduce_dims_shapes.md's table; the h200
  * profile's wave is 1056 blocks of 256, so every columns case below splits). */
@@ -91,6 +95,7 @@ typedef struct {
   int64_t seg_len, nseg;
   int64_t cap;         /* findall / by-key capacity short of the count by this much (0: enough) */
   int64_t position_base;
+  int partition;       /* K_SELECT: akx_partition_flagged */
   size_t run_bytes;    /* akx_context_run */
   int run_whole;       /* akx_context_run asks for the whole caller buffer */
 } mix_call;
@@ -260,6 +265,7 @@ static mix_call draw_call(rng *r, int kind) {
     c.step2 = chance(r, 25);
     c.cap = kind == K_FINDALL && chance(r, 15) ? pick(r, 1, 5) : 0;
     c.position_base = pick(r, 0, 1000000);
+    if (kind == K_FINDALL && chance(r, 40)) c.where = AKX_DEVICE; /* akx_findall_where */
     break;
   case K_SEG_REDUCE:
   case K_SEG_SCAN:
@@ -278,12 +284,22 @@ static mix_call draw_call(rng *r, int kind) {
     c.in_place = scan && chance(r, 20);
     if (!scan && chance(r, 30)) c.dst_t = c.t;
     c.cap = kind == K_REDUCE_BY_KEY && chance(r, 15) ? pick(r, 1, 3) : 0;
+    if (kind == K_REDUCE_BY_KEY && chance(r, 40)) c.where = AKX_DEVICE; /* akx_reduce_by_key_where */
     draw_segments(r, &c, by_key);
     break;
   }
   case K_CONTEXT_RUN:
     c.run_bytes = (size_t)pick(r, 0, 1 << 20);
     c.run_whole = chance(r, 30);
+    break;
+  case K_SELECT:
+    c.n = any_size(r, 2048);
+    c.target = (int32_t)pick(r, 0, 100); /* percent flagged */
+    if (chance(r, 20)) c.target = chance(r, 50) ? 0 : 100;
+    c.step2 = chance(r, 25);
+    c.partition = chance(r, 35);
+    c.cap = !c.partition && chance(r, 15) ? pick(r, 1, 5) : 0;
+    if (chance(r, 40)) c.where = AKX_DEVICE;
     break;
   }
   /* a map whose accumulator cannot take the op (MUL of NONZERO's bool): the identity */
@@ -461,10 +477,15 @@ static int run_findall(akx_context *ctx, const mix_call *c, char *msg, size_t le
     akx_findall_piece_t p = {c->position_base, 0, 0};
     base = c->position_base;
     st = akx_findall_piece(ctx, &src, &ind, &count, &p);
+  } else if (c->where == AKX_DEVICE) { /* the count in device memory: SUCCESS whatever the capacity */
+    int64_t *dcount = tfx_upload(ctx, &count, sizeof count);
+    st = akx_findall_where(ctx, &src, &ind, dcount, AKX_DEVICE);
+    tfx_to_host(ctx, &count, dcount, sizeof count);
+    tfx_free(ctx, dcount);
   } else {
     st = akx_findall(ctx, &src, &ind, &count);
   }
-  const akx_status st_want = capacity < total ? AKX_ERROR_OUTPUT_TOO_SMALL : AKX_SUCCESS;
+  const akx_status st_want = capacity < total && c->where != AKX_DEVICE ? AKX_ERROR_OUTPUT_TOO_SMALL : AKX_SUCCESS;
   int ok = 1;
   if (st != st_want) {
     snprintf(msg, len, "%s: returned %s (%s), expected %s (%" PRId64 " nonzero, capacity %" PRId64 ")", desc,
@@ -493,6 +514,70 @@ static int run_findall(akx_context *ctx, const mix_call *c, char *msg, size_t le
   return ok;
 }
 
+/* akx_select_flagged or akx_partition_flagged of c->n items (every other item of a parent with
+ * step2), target percent flagged (uint8 flags); a select's capacity short by c->cap when there are
+ * that many; the count to the host or to device memory. */
+static int run_select(akx_context *ctx, const mix_call *c, char *msg, size_t len) {
+  char desc[1024];
+  describe_call(c, desc, sizeof desc);
+  const int64_t step = c->step2 ? 2 : 1, pn = c->n * step, n = c->n;
+  const size_t sz = ref_size(c->t);
+  unsigned char *hp = tfx_xmalloc((size_t)pn * sz), *hf = tfx_xmalloc((size_t)n);
+  unsigned char *want = tfx_xmalloc((size_t)n * sz);
+  int64_t total = 0, rejected = 0;
+  for (int64_t i = 0; i < pn; ++i) ref_store_at(hp, i, ref_int(c->t, (int64_t)(ref_rand(c->seed, (uint64_t)i) % 251)));
+  for (int64_t i = 0; i < n; ++i) hf[i] = (int)(ref_rand(c->seed + 1, (uint64_t)i) % 100) < c->target ? 1 : 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (hf[i]) memcpy(want + total++ * (int64_t)sz, hp + i * step * (int64_t)sz, sz);
+  for (int64_t i = 0; i < n; ++i)  /* the others, reversed from the end (a partition) */
+    if (!hf[i]) memcpy(want + (n - 1 - rejected++) * (int64_t)sz, hp + i * step * (int64_t)sz, sz);
+  const int64_t capacity = c->partition ? n : c->cap && total > c->cap ? total - c->cap : n;
+  void *dsrc = tfx_upload(ctx, hp, (size_t)pn * sz), *dflags = tfx_upload(ctx, hf, (size_t)n);
+  const int64_t dn = capacity + 8;
+  unsigned char *before = tfx_xmalloc((size_t)dn * sz);
+  memset(before, 0x5c, (size_t)dn * sz);
+  void *ddst = tfx_upload(ctx, before, (size_t)dn * sz);
+  akx_array src = akx_vector(dsrc, c->t, n), flags = akx_vector(dflags, AKX_UINT8, n), dst = akx_vector(ddst, c->t, capacity);
+  src.strides[0] = step;
+  int64_t count = -1;
+  int64_t *dcount = c->where == AKX_DEVICE ? tfx_upload(ctx, &count, sizeof count) : NULL;
+  const akx_status st = c->partition ? akx_partition_flagged(ctx, &dst, &src, &flags, dcount ? dcount : &count, c->where)
+                                     : akx_select_flagged(ctx, &dst, &src, &flags, dcount ? dcount : &count, c->where);
+  if (dcount) {
+    tfx_to_host(ctx, &count, dcount, sizeof count);
+    tfx_free(ctx, dcount);
+  }
+  const akx_status st_want = capacity < total && c->where == AKX_HOST ? AKX_ERROR_OUTPUT_TOO_SMALL : AKX_SUCCESS;
+  int ok = 1;
+  if (st != st_want) {
+    snprintf(msg, len, "%s: returned %s (%s), expected %s (%" PRId64 " flagged, capacity %" PRId64 ")", desc,
+             akx_status_string(st), akx_last_error(), akx_status_string(st_want), total, capacity);
+    ok = 0;
+  } else if (count != total) {
+    snprintf(msg, len, "%s: *count = %" PRId64 ", expected %" PRId64, desc, count, total);
+    ok = 0;
+  }
+  unsigned char *got = tfx_xmalloc((size_t)dn * sz);
+  tfx_to_host(ctx, got, ddst, (size_t)dn * sz);
+  const int64_t written = c->partition ? n : total < capacity ? total : capacity;
+  for (int64_t i = 0; ok && i < dn; ++i) {
+    const unsigned char *w = i < written ? want + i * (int64_t)sz : before + i * (int64_t)sz;
+    if (memcmp(got + i * (int64_t)sz, w, sz) != 0) {
+      snprintf(msg, len, "%s: dst[%" PRId64 "] wrong%s", desc, i, i >= written ? " (past what is written: untouched)" : "");
+      ok = 0;
+    }
+  }
+  free(got);
+  free(before);
+  free(want);
+  free(hp);
+  free(hf);
+  tfx_free(ctx, ddst);
+  tfx_free(ctx, dflags);
+  tfx_free(ctx, dsrc);
+  return ok;
+}
+
 static tsg_case seg_case(const mix_call *c) {
   tsg_case k = tsg_case_make(c->t, c->op);
   k.dst_t = c->dst_t;
@@ -504,6 +589,7 @@ static tsg_case seg_case(const mix_call *c) {
   k.exclusive = c->exclusive;
   k.in_place = c->in_place;
   k.block_size = c->block, k.items_per_thread = c->items;
+  k.runs_on_device = c->kind == K_REDUCE_BY_KEY && c->where == AKX_DEVICE;
   return k;
 }
 
@@ -599,6 +685,7 @@ static int run_call(akx_context *ctx, const mix_call *c, const mix_ws *ws, char 
   case K_SCAN: return run_scan(ctx, c, msg, len);
   case K_FINDALL:
   case K_FINDALL_PIECE: return run_findall(ctx, c, msg, len);
+  case K_SELECT: return run_select(ctx, c, msg, len);
   case K_MAPREDUCE_PIECE: return run_mapreduce_piece(ctx, c, msg, len);
   case K_CONTEXT_RUN: {
     run_arg a = {c->run_bytes, tfx_is_sim(ctx)};
@@ -622,6 +709,7 @@ static void themed(mix_call *c, const mix_theme *th) {
   case K_MAPREDUCE_PIECE:
   case K_FINDALL:
   case K_FINDALL_PIECE:
+  case K_SELECT:
     c->n = th->n;
     if (c->kind == K_MAPREDUCE || c->kind == K_MAPREDUCE_PIECE) c->block = th->block, c->items = th->items;
     break;
@@ -660,7 +748,7 @@ static int draw_sequence(uint64_t seed, mix_call *calls, int most) {
   th.n = chance(&r, 33) ? tile * pick(&r, 31, 65) + pick(&r, -1, 1) : any_size(&r, tile);
   if (th.n > MAX_N) th.n = MAX_N;
   /* the families with tags (the look-back's, the split tickets) drawn more often */
-  static const int weight[K_KINDS] = {2, 2, 3, 2, 3, 2, 2, 2, 1, 1, 1};
+  static const int weight[K_KINDS] = {2, 2, 3, 2, 3, 2, 2, 2, 1, 1, 1, 2};
   int total = 0;
   for (int k = 0; k < K_KINDS; ++k) total += weight[k];
   for (int i = 0; i < n; ++i) {
@@ -729,6 +817,15 @@ static size_t call_bytes(akx_context *ctx, const mix_call *c) {
     break;
   }
   case K_CONTEXT_RUN: return c->run_whole ? 0 : c->run_bytes;
+  case K_SELECT: {
+    akx_array s = akx_vector(fake, c->t, c->n);
+    s.strides[0] = c->step2 ? 2 : 1;
+    const akx_array f = akx_vector(fake + (2ull << 30), AKX_UINT8, c->n);
+    const akx_array d = akx_vector(fake + (1ull << 30), c->t, c->n);
+    st = c->partition ? akx_partition_flagged_workspace_size(ctx, &d, &s, &f, &b)
+                      : akx_select_flagged_workspace_size(ctx, &d, &s, &f, &b);
+    break;
+  }
   default: {
     tsg_offsets o = segments_of(c);
     const akx_array s = akx_vector(fake, c->t, o.n);

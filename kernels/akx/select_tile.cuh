@@ -44,6 +44,12 @@
 //           store_second(...), store_rejected(...) likewise for the other sides. A side's slots
 //           are its items' ranks in the sequence's order: a policy that lays a side out
 //           otherwise (a partition's rejected side reversed from dst[n - 1]) maps the slot.
+//   kept    (optional) keeps_items = true: the tile keeps each slot's Raw in registers from its
+//           load to the compaction, and stages item(raw, e) (a Staged: the item itself) where
+//           the others stage the item's offset; store(...) then receives that item. A policy
+//           whose source is also its destination (an in-place select) needs it: every item is
+//           read before the tile publishes its counts, and a later tile writes only behind the
+//           items its predecessors published (so no store overtakes a load).
 // The tile's positions: vector slot k (counted from the source's first 16-byte boundary at or
 // before position 0) holds positions [k * E - p.shift, (k + 1) * E - p.shift), E = P::per_vector;
 // the policy loads a slot that is not whole (the head, the tail) item by item.
@@ -105,6 +111,16 @@ struct select_count_scan : words_sum<long long, Sides> {
 };
 static_assert(sizeof(select_counts<1>) == 8 && sizeof(select_counts<2>) == 16, "a look-back node of 8 or 16 bytes");
 
+// Whether a policy keeps its items (keeps_items, above); false where it does not say.
+template <class P, class = void>
+struct select_keeps_items {
+  static constexpr bool value = false;
+};
+template <class P>
+struct select_keeps_items<P, decltype((void)P::keeps_items)> {
+  static constexpr bool value = P::keeps_items;
+};
+
 // A slot's E items as bits.
 template <int E>
 constexpr uint32_t select_slot_mask = E == 32 ? ~0u : (1u << E) - 1u;
@@ -128,9 +144,9 @@ AKX_HD_INLINE int64_t select_items_before(int64_t q, int64_t n) { return q < 0 ?
 // offsets staged at their ranks a window at a time, then stored coalesced. mask(j): the side's
 // items of the thread's slot j; rank(j): the side's rank in the tile of that slot's first one.
 constexpr int select_rejected = 2;
-template <int Side, class P, class Mask, class Rank>
+template <int Side, class P, class Mask, class Rank, class Item>
 AKX_DEVICE void select_compact(const P &p, const smem<typename P::Staged> &staged, int64_t prefix, int64_t count,
-                               int64_t tile_position, const Mask &mask, const Rank &rank) {
+                               int64_t tile_position, const Mask &mask, const Rank &rank, const Item &item) {
   using Staged = typename P::Staged;
   constexpr int V = P::vectors, E = P::per_vector;
   constexpr int64_t align = 32 / sizeof(typename P::Out) > 0 ? 32 / sizeof(typename P::Out) : 1;
@@ -145,10 +161,21 @@ AKX_DEVICE void select_compact(const P &p, const smem<typename P::Staged> &stage
       int64_t r = rank(j);
       if (r >= w1 || r + popcount32(m) <= w0) continue;
       const uint32_t offset = ((uint32_t)j * (uint32_t)bd + (uint32_t)tid) * (uint32_t)E;
-      for (int e = 0; m; ++e, m >>= 1) {
-        if (!(m & 1u)) continue;
-        if (r >= w0 && r < w1) staged.st(r - w0, (Staged)(offset + (uint32_t)e));
-        ++r;
+      if constexpr (select_keeps_items<P>::value) {
+        // The kept items are registers: e unrolled, so that no item is indexed at run time (a
+        // local-memory array on the GPU).
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          if (!(m >> e & 1u)) continue;
+          if (r >= w0 && r < w1) staged.st(r - w0, item(j, e));
+          ++r;
+        }
+      } else {
+        for (int e = 0; m; ++e, m >>= 1) {
+          if (!(m & 1u)) continue;
+          if (r >= w0 && r < w1) staged.st(r - w0, (Staged)(offset + (uint32_t)e));
+          ++r;
+        }
       }
     }
     __syncthreads();
@@ -212,6 +239,8 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
     }
   };
   constexpr uint32_t vector_mask = select_slot_mask<E>;
+  constexpr bool keeps = select_keeps_items<P>::value;
+  typename P::Raw kept[keeps ? V : 1];  // the slots' items, where the policy keeps them
   const bool whole = p.whole(tile_position, (int64_t)bd * V * E);
   if (whole) {
 #pragma unroll
@@ -220,15 +249,26 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
 #pragma unroll
       for (int u = 0; u < B; ++u) x[u] = p.load_whole(first_slot + (int64_t)(j0 + u) * bd + tid);
 #pragma unroll
-      for (int u = 0; u < B; ++u) take(j0 + u, x[u], vector_mask);
+      for (int u = 0; u < B; ++u) {
+        take(j0 + u, x[u], vector_mask);
+        if constexpr (keeps) kept[j0 + u] = x[u];
+      }
     }
   } else {  // the head and tail tiles, a strided source: a slot at a time, cut to [0, n)
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const int64_t k = first_slot + (int64_t)j * bd + tid;
-      take(j, p.load(k), select_present<E>(k * E - p.shift, p.n));
+      const typename P::Raw x = p.load(k);
+      take(j, x, select_present<E>(k * E - p.shift, p.n));
+      if constexpr (keeps) kept[j] = x;
     }
   }
+  // What step 4 stages of the thread's slot j, item e (a kept item; else its offset, which the
+  // compaction computes itself).
+  auto item = [&](int j, int e) -> Staged {
+    if constexpr (keeps) return p.item(kept[j], e);
+    else return Staged{};
+  };
 
   // 2. ranks: vector j of thread t comes after every vector j' < j of the tile and after
   // vector j of the threads before t. A rank is below the tile's items (<= 2^16), so the
@@ -267,11 +307,12 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
     return total < room ? total : room;
   };
   select_compact<0>(p, staged, prefix.w[0], side_count(p.capacity, prefix.w[0], aggregate.w[0]), tile_position,
-                    [&](int j) { return side_bits(0, j); }, [&](int j) { return side_rank(0, j); });
+                    [&](int j) { return side_bits(0, j); }, [&](int j) { return side_rank(0, j); }, item);
   if constexpr (N == 2) {
     __syncthreads();  // the first side's last window has been read
     select_compact<1>(p, staged, prefix.w[1], side_count(p.second_capacity, prefix.w[1], aggregate.w[1]),
-                      tile_position, [&](int j) { return side_bits(1, j); }, [&](int j) { return side_rank(1, j); });
+                      tile_position, [&](int j) { return side_bits(1, j); }, [&](int j) { return side_rank(1, j); },
+                      item);
   }
   // The rejected side (a partition's): the items of [0, n) of no side, in order; their rank is
   // the items before them less the selected ones before them.
@@ -297,7 +338,7 @@ AKX_DEVICE void select_tile_body(const P &p, const lookback_status<select_counts
     };
     __syncthreads();  // the selected sides' last window has been read
     select_compact<select_rejected>(p, staged, r_prefix, side_count(p.rejected_capacity, r_prefix, r_total),
-                                    tile_position, rejected_bits, rejected_rank);
+                                    tile_position, rejected_bits, rejected_rank, item);
   }
 }
 

@@ -35,6 +35,7 @@
 #include "akx.h"
 #include "akx/plan.h"
 #include "akx/segmented_plan.h"
+#include "akx/select_plan.h"
 #include "kinds.h"
 #ifdef __cplusplus
 extern "C" {
@@ -52,7 +53,9 @@ extern "C" {
   Y(a, SEGMENTED_REDUCE, segmented_reduce, akx__segmented_plan, "akx/segment_tile.cuh", segmented, \
     "akx::segmented_reduce_launch<{S}, {A}, {O}>", REDUCE, AUTO_ACC, STORE)                       \
   Y(a, SEGMENTED_SCAN, segmented_scan, akx__segmented_plan, "akx/segment_tile.cuh", segmented,    \
-    "akx::segmented_scan_launch<{S}, {D}, {A}, {O}>", SCAN, AUTO_ACC, NONE)
+    "akx::segmented_scan_launch<{S}, {D}, {A}, {O}>", SCAN, AUTO_ACC, NONE)                       \
+  Y(a, SELECT_FLAGGED, select_flagged, akx__select_plan, "akx/select_flagged.cuh", select,        \
+    "akx::select_flagged_launch<{S}>", PLAIN, ALL, NONE)
 /* The rows as X(ID, name, Plan, header, file, launcher, kind, prebuilt, finish);
  * AKX_FAMILY_LIST_WITH(Y, a) passes `a` first, so that a list over another list (every
  * family's entry of every dtype) needs no second spelling of either. */
@@ -97,6 +100,13 @@ extern "C" {
   K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)                           \
   K("segmented_scan", "akx::segmented_scan_kernel<{S}, {D}, {A}, {O}, false>", 0)       \
   K("scan_by_key", "akx::segmented_scan_kernel<{S}, {D}, {A}, {O}, true>", 0)
+
+/* kernels/akx/select_flagged.cuh: the look-back reset and the selection tile of flagged items,
+ * without and with the rejected side (akx::select_flagged_launch); {S} the values' width dtype. */
+#define AKX_SELECT_FLAGGED_KERNELS(K)                           \
+  K("scan_init", "akx::scan_init<::akx::lookback_header>", 0)  \
+  K("select_flagged", "akx::select_flagged_kernel<{S}>", 0)    \
+  K("partition_flagged", "akx::partition_flagged_kernel<{S}>", 0)
 
 typedef enum {
 #define AKX_FAMILY_ID_(ID, name, Plan, header, file, launcher, kind, prebuilt, finish) AKX__FAMILY_##ID,
@@ -196,6 +206,10 @@ static inline akx__combination akx__segmented_reduce_combination(const akx__segm
 }
 static inline akx__combination akx__segmented_scan_combination(const akx__segmented_plan *p) {
   const akx__combination c = {AKX__FAMILY_SEGMENTED_SCAN, p->src_dtype, p->dst_dtype, p->acc, p->op, 0};
+  return c;
+}
+static inline akx__combination akx__select_flagged_combination(const akx__select_plan *p) {
+  const akx__combination c = {AKX__FAMILY_SELECT_FLAGGED, p->src_dtype, -1, -1, 0, 0};
   return c;
 }
 

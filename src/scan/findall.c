@@ -1,7 +1,8 @@
 /* akx_findall: validate -> memory order of src -> the selection tile of nonzero elements
- * (kernels/akx/findall.cuh: counts, look-back, compaction) -> the total back to the host. akx_findall_piece: the same, its
- * positions moved to a whole array's by the scatter. akx_findall_workspace_size: the same plan,
- * its look-back status's size. */
+ * (kernels/akx/findall.cuh: counts, look-back, compaction) -> the total back to the host.
+ * akx_findall_where: the same, the total to the host or to device memory (the tile layer's
+ * count-back, src/tile/tile.c). akx_findall_piece: the same, its positions moved to a whole
+ * array's by the scatter. akx_findall_workspace_size: the same plan, its look-back status's size. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,6 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
     return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
                      "indices->strides[0] is %" PRId64 "; positions are written contiguously (stride 1)",
                      indices->strides[0]);
-  if (memory && !count) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "count is NULL");
   if (piece) AKX_TRY(akx__check_piece_positions(piece->position_base, piece->position_block, piece->position_skip));
   if (memory && iext.count > 0 && sext.count > 0)
     AKX_TRY(akx__check_disjoint(indices, &iext, "indices", src, &sext, "src"));
@@ -75,16 +75,20 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
 }
 
 static akx_status findall_locked(akx_context *ctx, const akx_array *src, const akx_array *indices,
-                                 int64_t *count, const akx_findall_piece_t *piece) {
+                                 int64_t *count, const akx_findall_piece_t *piece, akx_where where,
+                                 const char *call) {
   akx__findall_plan p;
   size_t ws_bytes = 0;
   AKX_TRY(findall_plan(ctx, src, indices, count, piece, 1, &p, &ws_bytes));
-  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_findall",
-                                   "the count comes back to the host (the call copies it and "
-                                   "waits for it)",
-                                   NULL));
+  AKX_TRY(akx__tile_check_counts(ctx, count, 1, where, "count", call));
+  akx__extent sext, iext;
+  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &sext));
+  AKX_TRY(akx__check_array(ctx, indices, "indices", AKX__ARRAY_MEMORY, &iext));
+  AKX_TRY(akx__tile_counts_apart(count, 1, where, "count", indices, &iext, "indices"));
+  AKX_TRY(akx__tile_counts_apart(count, 1, where, "count", src, &sext, "src"));
+  if (p.n == 0) return akx__tile_counts_zero(ctx, count, 1, where);
   int64_t total = 0;
-  if (p.n > 0) {
+  {
     /* Kernels compiled at run time (CUDA under AKX_KERNELS=runtime) before the workspace changes. */
     AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
                                  AKX_MAP_IDENTITY));
@@ -95,7 +99,9 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     AKX__LOOKBACK_INTO(p, lp);
     AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
     akx__workspace_lookback_done(ctx, &call);
-    /* The total: the look-back header's count, stored by the last tile. */
+    /* The total: the look-back header's count, stored by the last tile; to device memory it
+     * stays on the stream, and the capacity's check is the caller's (at most capacity written). */
+    if (where == AKX_DEVICE) return akx__tile_count_back(ctx, p.status, count, 1, AKX_DEVICE);
     AKX_TRY(akx__tile_count_back(ctx, p.status, &total, 1, AKX_HOST));
   }
   *count = total;
@@ -110,13 +116,18 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
 
 akx_status akx_findall(akx_context *ctx, const akx_array *src, const akx_array *indices,
                        int64_t *count) {
-  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, NULL));
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, NULL, AKX_HOST, "akx_findall"));
+}
+
+akx_status akx_findall_where(akx_context *ctx, const akx_array *src, const akx_array *indices,
+                             int64_t *count, akx_where where) {
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, NULL, where, "akx_findall_where"));
 }
 
 akx_status akx_findall_piece(akx_context *ctx, const akx_array *src, const akx_array *indices,
                              int64_t *count, const akx_findall_piece_t *piece) {
   if (!piece) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "piece is NULL");
-  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, piece));
+  return AKX_LOCKED(ctx, findall_locked(ctx, src, indices, count, piece, AKX_HOST, "akx_findall_piece"));
 }
 
 akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *src, const akx_array *indices,

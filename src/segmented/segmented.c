@@ -359,7 +359,8 @@ akx_status akx_scan_by_key(akx_context *ctx, const akx_array *dst, const akx_arr
 
 static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_out, const akx_array *values_out,
                                        const akx_array *keys, const akx_array *values, akx_map map, akx_op op,
-                                       const akx_reduce_opts *opts, int64_t *runs) {
+                                       const akx_reduce_opts *opts, int64_t *runs, akx_where where,
+                                       const char *call) {
   const int mem = AKX__ARRAY_MEMORY;
   akx__extent ke, ve, koe, voe;
   AKX_TRY(akx__check_context(ctx));
@@ -372,25 +373,28 @@ static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_o
   AKX_TRY(akx__check_line(ctx, values_out, "values_out", mem, &voe));
   akx_dtype acc;
   akx__user_op *u;
-  AKX_TRY(check_reduce_op(ctx, values, values_out, "values_out", map, op, opts, "akx_reduce_by_key", &acc, &u));
+  AKX_TRY(check_reduce_op(ctx, values, values_out, "values_out", map, op, opts, call, &acc, &u));
   if (!runs) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "runs is NULL");
   AKX_TRY(disjoint(keys_out, &koe, "keys_out", keys, &ke, "keys"));
   AKX_TRY(disjoint(keys_out, &koe, "keys_out", values, &ve, "values"));
   AKX_TRY(disjoint(values_out, &voe, "values_out", keys, &ke, "keys"));
   AKX_TRY(disjoint(values_out, &voe, "values_out", values, &ve, "values"));
   AKX_TRY(disjoint(values_out, &voe, "values_out", keys_out, &koe, "keys_out"));
-  AKX_TRY(akx__refuse_if_capturing(ctx, "akx_reduce_by_key",
-                                   "the number of runs comes back to the host (the call copies it and waits for it)",
-                                   NULL));
+  AKX_TRY(akx__tile_check_counts(ctx, runs, 1, where, "runs", call));
+  AKX_TRY(akx__tile_counts_apart(runs, 1, where, "runs", keys_out, &koe, "keys_out"));
+  AKX_TRY(akx__tile_counts_apart(runs, 1, where, "runs", values_out, &voe, "values_out"));
+  AKX_TRY(akx__tile_counts_apart(runs, 1, where, "runs", keys, &ke, "keys"));
+  AKX_TRY(akx__tile_counts_apart(runs, 1, where, "runs", values, &ve, "values"));
   akx__segmented_plan p;
   akx__ws_need need;
   AKX_TRY(reduce_plan(ctx, values_out, values, &ve, NULL, keys, keys_out, map, op, opts, acc, u, &p, &need));
+  if (p.n == 0) return akx__tile_counts_zero(ctx, runs, 1, where);
   int64_t total = 0;
-  if (p.n > 0) {
-    AKX_TRY(run(ctx, AKX__FAMILY_SEGMENTED_REDUCE, &p, &need));
-    /* The runs: the look-back header's count, stored by the last tile. */
-    AKX_TRY(akx__tile_count_back(ctx, p.status, &total, 1, AKX_HOST));
-  }
+  AKX_TRY(run(ctx, AKX__FAMILY_SEGMENTED_REDUCE, &p, &need));
+  /* The runs: the look-back header's count, stored by the last tile; to device memory it stays
+   * on the stream, and the capacity's check is the caller's (at most capacity runs written). */
+  if (where == AKX_DEVICE) return akx__tile_count_back(ctx, p.status, runs, 1, AKX_DEVICE);
+  AKX_TRY(akx__tile_count_back(ctx, p.status, &total, 1, AKX_HOST));
   *runs = total;
   if (total > p.capacity)
     return akx__fail(AKX_ERROR_OUTPUT_TOO_SMALL,
@@ -403,5 +407,13 @@ static akx_status reduce_by_key_locked(akx_context *ctx, const akx_array *keys_o
 akx_status akx_reduce_by_key(akx_context *ctx, const akx_array *keys_out, const akx_array *values_out,
                              const akx_array *keys, const akx_array *values, akx_map map, akx_op op,
                              const akx_reduce_opts *opts, int64_t *runs) {
-  return AKX_LOCKED(ctx, reduce_by_key_locked(ctx, keys_out, values_out, keys, values, map, op, opts, runs));
+  return AKX_LOCKED(ctx, reduce_by_key_locked(ctx, keys_out, values_out, keys, values, map, op, opts, runs,
+                                              AKX_HOST, "akx_reduce_by_key"));
+}
+
+akx_status akx_reduce_by_key_where(akx_context *ctx, const akx_array *keys_out, const akx_array *values_out,
+                                   const akx_array *keys, const akx_array *values, akx_map map, akx_op op,
+                                   const akx_reduce_opts *opts, int64_t *runs, akx_where where) {
+  return AKX_LOCKED(ctx, reduce_by_key_locked(ctx, keys_out, values_out, keys, values, map, op, opts, runs, where,
+                                              "akx_reduce_by_key_where"));
 }

@@ -157,7 +157,21 @@ akx_status sim_malloc(akx_context *ctx, void **ptr, size_t bytes) {
 
 akx_status sim_free(akx_context *ctx, void *ptr) { return free_device(runtime_of(ctx), ptr); }
 
-akx_status sim_memcpy(akx_context *, void *dst, const void *src, size_t bytes, akx_copy_kind) {
+// The sim's capture check: what CUDA refuses on a capturing stream (and invalidates the capture
+// for), the sim refuses too, so that a test of a captured call fails where the call waits for the
+// device: a copy to or from the host (cudaMemcpy synchronizes; the library's copies to the host
+// are its waits) and a synchronization. A device-to-device copy is enqueued (cudaMemcpyAsync).
+static akx_status refuse_while_capturing(const akx_context *ctx, const char *what) {
+  if (!runtime_of(ctx).capturing) return AKX_SUCCESS;
+  return akx__fail(AKX_ERROR_UNSUPPORTED,
+                   "the sim's capture check: %s while the stream captures a graph (CUDA refuses it and "
+                   "invalidates the capture): the call waited for the device",
+                   what);
+}
+
+akx_status sim_memcpy(akx_context *ctx, void *dst, const void *src, size_t bytes, akx_copy_kind k) {
+  if (k != AKX_COPY_DEVICE_TO_DEVICE)
+    AKX_TRY(refuse_while_capturing(ctx, k == AKX_COPY_DEVICE_TO_HOST ? "a copy to the host" : "a copy from the host"));
   memmove(dst, src, bytes);  // host and device memory are one on the sim
   return AKX_SUCCESS;
 }
@@ -167,7 +181,7 @@ akx_status sim_zero(akx_context *, void *ptr, size_t bytes) {
   return AKX_SUCCESS;
 }
 
-akx_status sim_synchronize(akx_context *) { return AKX_SUCCESS; }
+akx_status sim_synchronize(akx_context *ctx) { return refuse_while_capturing(ctx, "a synchronization"); }
 
 akx_status sim_set_stream(akx_context *, void *stream) {
   if (stream != nullptr)

@@ -46,6 +46,42 @@ akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *c
   return ctx->be->memcpy(ctx, counts, at, bytes, AKX_COPY_DEVICE_TO_DEVICE);
 }
 
+akx_status akx__tile_check_counts(const akx_context *ctx, const int64_t *counts, int ncounts, akx_where where,
+                                  const char *name, const char *call) {
+  if (!counts) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
+  if ((int)where != AKX_HOST && (int)where != AKX_DEVICE)
+    return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "where is %d; it must be AKX_HOST or AKX_DEVICE", (int)where);
+  if (where == AKX_DEVICE) {
+    /* The copy writes int64: a misaligned address faults on the GPU after the launch ran. */
+    if ((uintptr_t)counts % sizeof *counts != 0)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "%s = %p is not aligned to int64 (8 bytes)", name,
+                       (const void *)counts);
+    if (ctx->be->is_device_range(ctx, counts, (size_t)ncounts * sizeof *counts) == 0)
+      return akx__fail(AKX_ERROR_INVALID_ARGUMENT,
+                       "%s = %p is not %d int64 of this context's device memory, but where is AKX_DEVICE", name,
+                       (const void *)counts, ncounts);
+    return AKX_SUCCESS;
+  }
+  return akx__refuse_if_capturing(ctx, call,
+                                  "its count comes back to the host (where = AKX_HOST: the call copies it and "
+                                  "waits for it)",
+                                  "capture it with where = AKX_DEVICE: the count then stays in device memory");
+}
+
+akx_status akx__tile_counts_apart(const int64_t *counts, int ncounts, akx_where where, const char *name,
+                                  const akx_array *a, const akx__extent *ae, const char *aname) {
+  if (where != AKX_DEVICE) return AKX_SUCCESS;
+  const akx_array c = akx_vector((void *)counts, AKX_INT64, ncounts);
+  const akx__extent ce = {ncounts, 0, ncounts - 1};
+  return akx__check_disjoint(&c, &ce, name, a, ae, aname);
+}
+
+akx_status akx__tile_counts_zero(akx_context *ctx, int64_t *counts, int ncounts, akx_where where) {
+  if (where == AKX_DEVICE) return ctx->be->zero(ctx, counts, (size_t)ncounts * sizeof *counts);
+  for (int i = 0; i < ncounts; ++i) counts[i] = 0;
+  return AKX_SUCCESS;
+}
+
 /* ---- the tuning and the ops' rules ---------------------------------------------------------------- */
 
 akx__tuning akx__scan_tile_tuning(const akx_context *ctx, size_t partial_size, int32_t block_size,

@@ -50,6 +50,19 @@ extern const size_t akx__lookback_count_offset;
  * (a graph capture takes it). Any other where, or ncounts not 1 or 2: AKX_ERROR_INVALID_ARGUMENT,
  * nothing written. */
 akx_status akx__tile_count_back(akx_context *ctx, const void *status, int64_t *counts, int ncounts, akx_where where);
+/* The checks of a call's count argument (`name`, e.g. "count", "runs") and its where, before
+ * anything changes: not NULL; where AKX_HOST or AKX_DEVICE; AKX_DEVICE: ncounts int64 of this
+ * context's device memory, 8-byte aligned; AKX_HOST: refused while the stream captures a graph
+ * (`call` names the call in the sentence: the count is copied back and waited for). */
+akx_status akx__tile_check_counts(const akx_context *ctx, const int64_t *counts, int ncounts, akx_where where,
+                                  const char *name, const char *call);
+/* Device counts (where = AKX_DEVICE) apart from an array the call reads or writes (a's bytes,
+ * its extent ae): the count's store would otherwise land in it. AKX_HOST: nothing to check. */
+akx_status akx__tile_counts_apart(const int64_t *counts, int ncounts, akx_where where, const char *name,
+                                  const akx_array *a, const akx__extent *ae, const char *aname);
+/* The counts of a call that launched nothing (an empty source): zeros, to the host at once or
+ * enqueued on the stream to device memory (AKX_DEVICE: the total is written whatever it is). */
+akx_status akx__tile_counts_zero(akx_context *ctx, int64_t *counts, int ncounts, akx_where where);
 
 /* ---- the tiles' shared memory ----------------------------------------------------------------- */
 

@@ -416,8 +416,16 @@ int tsg_reduce_by_key_run(akx_context *ctx, const tsg_case *c, const tsg_offsets
   o.block_size = c->block_size;
   o.items_per_thread = c->items_per_thread;
   int64_t nruns = -12345;
-  const akx_status st = akx_reduce_by_key(ctx, &ko.dev, &vo.dev, &keys.dev, &vals.dev, c->map, c->op, &o, &nruns);
-  const akx_status want = truth.nseg > cap ? AKX_ERROR_OUTPUT_TOO_SMALL : AKX_SUCCESS;
+  akx_status st;
+  if (c->runs_on_device) {
+    int64_t *druns = tfx_upload(ctx, &nruns, sizeof nruns);
+    st = akx_reduce_by_key_where(ctx, &ko.dev, &vo.dev, &keys.dev, &vals.dev, c->map, c->op, &o, druns, AKX_DEVICE);
+    tfx_to_host(ctx, &nruns, druns, sizeof nruns);
+    tfx_free(ctx, druns);
+  } else {
+    st = akx_reduce_by_key(ctx, &ko.dev, &vo.dev, &keys.dev, &vals.dev, c->map, c->op, &o, &nruns);
+  }
+  const akx_status want = truth.nseg > cap && !c->runs_on_device ? AKX_ERROR_OUTPUT_TOO_SMALL : AKX_SUCCESS;
   int ok = status_ok(st, want, "akx_reduce_by_key", desc, msg, len) && synchronized(ctx, desc, msg, len);
   if (ok && want != AKX_SUCCESS && !strstr(akx_last_error(), "values_out") && !strstr(akx_last_error(), "keys_out")) {
     snprintf(msg, len, "%s: %lld runs in a capacity of %lld: the sentence names neither output: \"%s\"", desc,

@@ -35,6 +35,8 @@ typedef struct {
   int in_place;        /* scans: dst is src's own view */
   int64_t src_step, dst_step, off_step, key_step; /* strides (0 means 1); negative allowed */
   int64_t cap_keys, cap_vals; /* reduce_by_key: the outputs' lengths (-1: the number of runs) */
+  int runs_on_device;  /* reduce_by_key: through akx_reduce_by_key_where, *runs in device memory
+                          (status SUCCESS whatever the capacity) */
   int check;           /* TSG_CHECK_* */
   int fill_flags;      /* ref_fill flags */
   int32_t block_size, items_per_thread;
