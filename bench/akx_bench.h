@@ -29,7 +29,7 @@ typedef akx_status (*akx_bench_enqueue_fn)(akx_context *ctx, void *arg);
 #endif
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
-enum { WARMUP_RUNS = 3, MAX_KERNELS = 32, MAX_RECORDS = 512, MAX_CASES = 256 };
+enum { WARMUP_RUNS = 3, MAX_KERNELS = 32, MAX_RECORDS = 1024, MAX_CASES = 512 };
 /* --quick: sizes up to 10^QUICK_MAX_EXP and dims shapes up to QUICK_DIMS_ELEMENTS, on both
  * backends (bench/gpu_check.sh sets CUDA's calls beside the sim's case by case). */
 enum { QUICK_MAX_EXP = 5, QUICK_DIMS_ELEMENTS = 1 << 23 };
@@ -68,7 +68,7 @@ typedef struct {
 
 /* The suites in their order: of --help, of the run, of the plot's panels; NSUITES rows
  * (suites.c asserts the count). */
-enum { NSUITES = 5 };
+enum { NSUITES = 6 };
 extern const suite_def suites[];
 
 /* The sim's nanoseconds per element of a float32 scan of a whole array: the cost
@@ -165,7 +165,8 @@ double seed_ratio(const record *r, const seed_row *s);
 /* ---- the akx calls under test (run_case.c) ----------------------------------------------- */
 
 typedef enum { OP_SCAN, OP_SCAN_NO_NEUTRAL, OP_FINDALL, OP_MAPREDUCE_HOST, OP_REDUCE_DIMS_COPY,
-               OP_REDUCE_DIMS, OP_SEGMENTED_REDUCE, OP_REDUCE_BY_KEY, OP_SCAN_BY_KEY } op_kind;
+               OP_REDUCE_DIMS, OP_SEGMENTED_REDUCE, OP_REDUCE_BY_KEY, OP_SCAN_BY_KEY,
+               OP_SELECT_FLAGGED, OP_PARTITION_FLAGGED } op_kind;
 
 typedef struct {
   op_kind kind;
@@ -182,6 +183,9 @@ typedef struct {
   akx_array offsets, keys, keys_out;
   const int32_t *host_offsets, *host_keys;
   int64_t runs;
+  /* the select suite: bool flags (n) on the device and the host */
+  akx_array flags;
+  const unsigned char *host_flags;
   char err[512];        /* the failure's sentence, copied right after the call */
 } op_arg;
 
@@ -199,6 +203,8 @@ void buffers_destroy(akx_context *ctx, buffers *b);
 /* b's input (of buffers_create) made zero but for about permille/1000 of its elements, chosen
  * at random (bool: 1, else its nonzero value), on the host and the device (findall). */
 akx_status buffers_select(akx_context *ctx, buffers *b, akx_dtype t, int64_t n, int permille, uint64_t seed);
+/* A pseudo-random word of (seed, i): the inputs' and the select suite's flags' draws. */
+uint64_t bench_rand(uint64_t seed, uint64_t i);
 void use_buffers(op_arg *a, const buffers *b);
 int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size);
 

@@ -93,8 +93,26 @@ cudaError_t cub_scan(session &s, const akx_bench_cuda_case &c, void *temp, size_
   }
 }
 
+// The select suite's peers: CUB's flagged select and partition of the values themselves.
+template <class T>
+cudaError_t cub_select(session &s, const akx_bench_cuda_case &c, void *temp, size_t &bytes) {
+  const T *in = static_cast<const T *>(c.src);
+  const bool *flags = static_cast<const bool *>(c.flags);
+  T *out = static_cast<T *>(s.peer_out);
+  int64_t *count = static_cast<int64_t *>(s.peer_count);
+  if (c.peer == AKX_PEER_PARTITION_FLAGGED)
+    return cub::DevicePartition::Flagged(temp, bytes, in, flags, out, count, c.n, s.stream);
+  return cub::DeviceSelect::Flagged(temp, bytes, in, flags, out, count, c.n, s.stream);
+}
+
 cudaError_t cub_call(session &s, const akx_bench_cuda_case &c, void *temp, size_t &bytes) {
   switch (c.peer) {
+    case AKX_PEER_SELECT_FLAGGED_VALUES:
+    case AKX_PEER_PARTITION_FLAGGED:
+      if (c.dtype == AKX_INT8) return cub_select<int8_t>(s, c, temp, bytes);
+      if (c.dtype == AKX_INT32) return cub_select<int32_t>(s, c, temp, bytes);
+      if (c.dtype == AKX_FLOAT64) return cub_select<double>(s, c, temp, bytes);
+      return cudaErrorInvalidValue;
     case AKX_PEER_SCAN_SUM:
     case AKX_PEER_SCAN_SUM_BY_KEY:
       if (c.dtype == AKX_FLOAT32) return cub_scan<float>(s, c, temp, bytes);

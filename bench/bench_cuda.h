@@ -25,14 +25,19 @@ typedef enum {
   AKX_PEER_REDUCE_SUM_TO_HOST,/* cub::DeviceReduce::Sum, then the result copied to the host */
   AKX_PEER_SEGMENTED_SUM,     /* cub::DeviceSegmentedReduce::Reduce (add, float32 result) over
                                  `segments` contiguous segments of segment_length elements */
-  AKX_PEER_SELECT_FLAGGED     /* cub::DeviceSelect::Flagged: the indices (int64) of the nonzero
+  AKX_PEER_SELECT_FLAGGED,    /* cub::DeviceSelect::Flagged: the indices (int64) of the nonzero
                                  bytes of src, and their count */
+  AKX_PEER_SELECT_FLAGGED_VALUES, /* cub::DeviceSelect::Flagged: src's items (int8, int32,
+                                 float64) where the bool flags are set, and their count */
+  AKX_PEER_PARTITION_FLAGGED  /* cub::DevicePartition::Flagged: the same, then the others
+                                 reversed from the end */
 } akx_bench_peer;
 
 typedef struct {
   akx_bench_peer peer;
   akx_dtype dtype;           /* src's element type (float32, float64, int32, bfloat16, bool) */
   const void *src;           /* device memory, n elements, contiguous */
+  const void *flags;         /* the select suite: n bool flags, device memory */
   int64_t n;
   int64_t segments, segment_length; /* by-key scans and segmented reductions */
   size_t copy_bytes;         /* the copy variant: cudaMemcpyAsync device to device of this many

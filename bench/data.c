@@ -130,6 +130,34 @@ static int check_segmented(akx_context *ctx, op_arg *a, char *why, size_t why_si
   return ok;
 }
 
+/* A flagged select (the flagged items in order) or partition (then the others reversed from the
+ * end), bit for bit, and the count. */
+static int check_select(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
+  const size_t esize = akx_dtype_size(a->src.dtype);
+  unsigned char *got = malloc((size_t)a->n * esize + 1);
+  if (!got) {
+    snprintf(why, why_size, "no host memory for the check");
+    return 0;
+  }
+  int ok = akx_memcpy(ctx, got, a->dst.data, (size_t)a->n * esize, AKX_COPY_DEVICE_TO_HOST) == AKX_SUCCESS;
+  if (!ok) snprintf(why, why_size, "copying the result back: %s", akx_last_error());
+  int64_t k = 0, r = 0;
+  const unsigned char *src = a->host_src;
+  for (int64_t i = 0; ok && i < a->n; ++i) {
+    const int64_t at = a->host_flags[i] ? k++ : a->kind == OP_PARTITION_FLAGGED ? a->n - 1 - r++ : -1;
+    if (at >= 0 && memcmp(got + at * (int64_t)esize, src + i * (int64_t)esize, esize) != 0) {
+      snprintf(why, why_size, "dst[%" PRId64 "] is not item %" PRId64 "'s bits", at, i);
+      ok = 0;
+    }
+  }
+  if (ok && k != a->count) {
+    snprintf(why, why_size, "count is %" PRId64 ", expected %" PRId64, a->count, k);
+    ok = 0;
+  }
+  free(got);
+  return ok;
+}
+
 int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
   if (a->kind == OP_MAPREDUCE_HOST || a->kind == OP_REDUCE_DIMS_COPY) {
     double ref = 0;
@@ -140,6 +168,7 @@ int check_op(akx_context *ctx, op_arg *a, char *why, size_t why_size) {
   }
   if (a->kind == OP_SEGMENTED_REDUCE || a->kind == OP_REDUCE_BY_KEY || a->kind == OP_SCAN_BY_KEY)
     return check_segmented(ctx, a, why, why_size);
+  if (a->kind == OP_SELECT_FLAGGED || a->kind == OP_PARTITION_FLAGGED) return check_select(ctx, a, why, why_size);
   int64_t out_n = a->kind == OP_FINDALL ? a->n : product(a->dst.ndim, a->dst.shape);
   size_t esize = akx_dtype_size(a->dst.dtype);
   void *got = malloc((size_t)out_n * esize + 1);
@@ -234,6 +263,8 @@ akx_status buffers_create(akx_context *ctx, buffers *b, akx_dtype t, int64_t n,
   }
   return s;
 }
+
+uint64_t bench_rand(uint64_t seed, uint64_t i) { return mix(i * 0x9e3779b97f4a7c15u + seed + 1); }
 
 akx_status buffers_select(akx_context *ctx, buffers *b, akx_dtype t, int64_t n, int permille, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i)

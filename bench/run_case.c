@@ -70,8 +70,18 @@ static akx_status run_segmented(akx_context *ctx, void *p) {
   return s;
 }
 
+static akx_status run_select(akx_context *ctx, void *p) {
+  op_arg *a = p;
+  akx_status s = a->kind == OP_PARTITION_FLAGGED ? akx_partition_flagged(ctx, &a->dst, &a->src, &a->flags, &a->count, AKX_HOST)
+                                                 : akx_select_flagged(ctx, &a->dst, &a->src, &a->flags, &a->count, AKX_HOST);
+  if (s != AKX_SUCCESS) snprintf(a->err, sizeof a->err, "%s", akx_last_error());
+  return s;
+}
+
 static akx_bench_enqueue_fn op_fn(op_kind k) {
   switch (k) {
+    case OP_SELECT_FLAGGED:
+    case OP_PARTITION_FLAGGED: return run_select;
     case OP_SEGMENTED_REDUCE:
     case OP_REDUCE_BY_KEY:
     case OP_SCAN_BY_KEY: return run_segmented;

@@ -9,7 +9,9 @@
 
 #include "akx_bench.h"
 
-static void plan_scan(void), plan_findall(void), plan_reduce(void), plan_dims(void), plan_segmented(void);
+static void plan_scan(void), plan_findall(void), plan_reduce(void), plan_dims(void), plan_segmented(void),
+    plan_select(void);
+static int run_select_case(akx_context *, const planned_case *);
 static int run_segmented_case(akx_context *, const planned_case *);
 static int run_scan_case(akx_context *, const planned_case *);
 static int run_findall_case(akx_context *, const planned_case *);
@@ -35,6 +37,10 @@ const suite_def suites[] = {
                   "           lengths) and of runs of int32 keys (reduce and scan by key, runs of 1..10^4)",
      "segmented: float32 sums per segment (int32 offsets) and per run of int32 keys",
      plan_segmented, run_segmented_case},
+    {"select", "flagged select and partition of int8, int32 and float64 by bool flags,\n"
+               "           1%, 50% and 99% flagged",
+     "select: akx_select_flagged and akx_partition_flagged by bool flags, 1%, 50% and 99% flagged",
+     plan_select, run_select_case},
 };
 _Static_assert(sizeof suites / sizeof suites[0] == NSUITES, "NSUITES (akx_bench.h) counts suites[]");
 
@@ -132,6 +138,86 @@ double scan_float32_sim_ns(void) {
     if (scan_specs[k].dtype == AKX_FLOAT32 && !scan_specs[k].no_neutral && !scan_specs[k].dims1)
       cost_ns = scan_specs[k].sim_ns;
   return cost_ns;
+}
+
+/* ---- suite: select ----------------------------------------------------------------------- */
+
+/* The flagged selections (issue 46's table: int8, int32 and float64 at 1%, 50% and 99%; the
+ * goal: within 1.3x of a device copy of the ideal bytes, src and flags read, the items written).
+ * sim_ns: the sim's CPU nanoseconds per item, an estimate from the tests' runs (a tile's items
+ * each go through the staging window); default_max: 10^6 for the sparse selects, 10^5 for the
+ * rest, about 10 s of the default run. */
+typedef struct {
+  akx_dtype dtype;
+  int permille, partition;
+  const char *label;
+  int default_max;
+  double sim_ns;
+} select_spec;
+static const select_spec select_specs[] = {
+    {AKX_INT8, 10, 0, "select 1%", 6, 60},        {AKX_INT8, 500, 0, "select 50%", 5, 250},
+    {AKX_INT8, 990, 0, "select 99%", 5, 400},     {AKX_INT32, 10, 0, "select 1%", 6, 120},
+    {AKX_INT32, 500, 0, "select 50%", 5, 350},    {AKX_INT32, 990, 0, "select 99%", 5, 500},
+    {AKX_FLOAT64, 10, 0, "select 1%", 6, 200},    {AKX_FLOAT64, 500, 0, "select 50%", 5, 500},
+    {AKX_FLOAT64, 990, 0, "select 99%", 5, 700},  {AKX_INT8, 10, 1, "partition 1%", 5, 400},
+    {AKX_INT8, 500, 1, "partition 50%", 5, 400},  {AKX_INT8, 990, 1, "partition 99%", 5, 400},
+    {AKX_INT32, 10, 1, "partition 1%", 5, 500},   {AKX_INT32, 500, 1, "partition 50%", 5, 500},
+    {AKX_INT32, 990, 1, "partition 99%", 5, 500}, {AKX_FLOAT64, 10, 1, "partition 1%", 5, 700},
+    {AKX_FLOAT64, 500, 1, "partition 50%", 5, 700}, {AKX_FLOAT64, 990, 1, "partition 99%", 5, 700},
+};
+enum { SELECT_SPECS = sizeof select_specs / sizeof select_specs[0] };
+
+static void plan_select(void) {
+  for (int k = 0; k < SELECT_SPECS; ++k)
+    for (int e = 4; e <= 8; ++e)
+      if (in_plan(e, select_specs[k].default_max))
+        plan_add(k, e, select_specs[k].dtype, pow10_i64(e), select_specs[k].label, "",
+                 estimate_s(pow10_i64(e), select_specs[k].sim_ns, 1));
+}
+
+static int run_select_case(akx_context *ctx, const planned_case *p) {
+  const select_spec *f = &select_specs[p->spec];
+  const int64_t n = pow10_i64(p->exp10);
+  const size_t esize = akx_dtype_size(f->dtype);
+  op_arg a = {.kind = f->partition ? OP_PARTITION_FLAGGED : OP_SELECT_FLAGGED, .n = n};
+  a.src = akx_vector(NULL, f->dtype, n);
+  a.dst = akx_vector(NULL, f->dtype, n);
+  char series[64];
+  snprintf(series, sizeof series, "%s, %d%% flagged", akx_dtype_name(f->dtype), (f->permille + 5) / 10);
+  bench_case c = {.p = p, .name = f->label, .series = {series},
+                  .variant = {f->partition ? "akx_partition_flagged" : "akx_select_flagged"}, .arg = {&a}};
+  buffers b;
+  if (buffers_create(ctx, &b, f->dtype, n, (size_t)n * esize, 0x5e1ec7) != AKX_SUCCESS) return EXIT_USAGE;
+  /* bool flags, permille of them set at random */
+  unsigned char *hf = malloc((size_t)n);
+  void *df = NULL;
+  int64_t set = 0;
+  for (int64_t i = 0; hf && i < n; ++i) {
+    hf[i] = (unsigned char)(bench_rand(0xf1a65, (uint64_t)i) % 1000 < (uint64_t)f->permille);
+    set += hf[i];
+  }
+  if (!hf || akx_malloc(ctx, &df, (size_t)n) != AKX_SUCCESS ||
+      akx_memcpy(ctx, df, hf, (size_t)n, AKX_COPY_HOST_TO_DEVICE) != AKX_SUCCESS) {
+    fprintf(stderr, "akx-bench: select's flags: %s\n", hf ? akx_last_error() : "no host memory");
+    if (df) akx_free(ctx, df);
+    free(hf);
+    buffers_destroy(ctx, &b);
+    return EXIT_USAGE;
+  }
+  a.flags = akx_vector(df, AKX_BOOL, n);
+  a.host_flags = hf;
+  /* the ideal bytes: src and the flags read once, the items written once (a partition's all) */
+  c.bytes_min = (double)n * (double)esize + (double)n + (double)(f->partition ? n : set) * (double)esize;
+  use_buffers(&a, &b);
+#ifdef AKX_HAVE_CUDA
+  c.peer = (akx_bench_cuda_case){.peer = f->partition ? AKX_PEER_PARTITION_FLAGGED : AKX_PEER_SELECT_FLAGGED_VALUES,
+                                 .dtype = f->dtype, .src = b.src, .flags = df, .n = n,
+                                 .copy_bytes = (size_t)(c.bytes_min / 2)};
+#endif
+  const int failed = run_and_free(ctx, &c, &b);
+  akx_free(ctx, df);
+  free(hf);
+  return failed;
 }
 
 /* ---- suite: findall ---------------------------------------------------------------------- */

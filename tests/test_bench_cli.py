@@ -29,7 +29,7 @@ import tempfile
 import time
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-SUITES = {"scan", "findall", "reduce", "dims", "segmented"}
+SUITES = {"scan", "findall", "reduce", "dims", "segmented", "select"}
 
 failures = []
 

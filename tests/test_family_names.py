@@ -17,7 +17,7 @@ character literals skipped). A comment names a family where it writes:
     name, or a name the lists give to a group of families: a ladder (the file column, the
     build's instance file several families share) or a kind's noun ("reduction", "scan", ...).
 So "the scan family", "the segmented family's ladder" and "one reduction family" pass, and "the
-select family" fails until a row named select exists, as does "the keyed family": the
+unique family" fails until a row (or a ladder) named unique exists, as does "the keyed family": the
 segmented families are two rows since their plan type was shared (src/core/families.h).
 
 Usage: python3 tests/test_family_names.py REPO_ROOT [--plant FILE:COMMENT]...

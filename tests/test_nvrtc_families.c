@@ -5,7 +5,8 @@
  * tests/test_nvrtc.c. No GPU is needed.
  *
  * For each combination below (a spread over the dtypes and ops: float32 sums, int8 into its AUTO
- * int64, complex128 MUL, bool OR and uint8 MAX, findall of bool and complex128; the 16-bit
+ * int64, complex128 MUL, bool OR and uint8 MAX, findall of bool and complex128, the flagged
+ * selections of the 8-byte width; the 16-bit
  * float sources and the widest user-op units are test_nvrtc_resources', which checks the same
  * image and names beside ptxas's report, each unit compiled once):
  *  - an sm_90 cubin: an ELF for EM_CUDA (190) whose string tables hold every kernel's lowered name;
@@ -100,6 +101,7 @@ typedef struct {
 #define FA AKX__FAMILY_FINDALL
 #define SR AKX__FAMILY_SEGMENTED_REDUCE
 #define SS AKX__FAMILY_SEGMENTED_SCAN
+#define SF AKX__FAMILY_SELECT_FLAGGED
 #define AUTO AKX_DTYPE_AUTO
 /* Each family's first combination with PTX too; then one or two more, so that every source
  * kind the text spells differently (narrow and wide integers, bool, float16, complex128) and
@@ -119,6 +121,7 @@ static combination combinations[] = {
     {{SR, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}, 1},
     {{SS, AKX_FLOAT32, AUTO, AUTO, AKX_OP_ADD}, 1},
     {{SS, AKX_INT8, AUTO, AUTO, AKX_OP_XOR}, 0},
+    {{SF, AKX_UINT64, AUTO, AUTO, AKX_OP_ADD}, 1},  /* the 8-byte width's select and partition */
 };
 #undef RW
 #undef RD
@@ -126,6 +129,7 @@ static combination combinations[] = {
 #undef FA
 #undef SR
 #undef SS
+#undef SF
 #undef AUTO
 
 ParameterizedTestParameters(nvrtc_families, cubin_and_ptx) {
