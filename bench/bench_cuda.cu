@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <vector>
 
+#include <cub/device/device_partition.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
