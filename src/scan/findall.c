@@ -92,13 +92,7 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
     /* Kernels compiled at run time (CUDA under AKX_KERNELS=runtime) before the workspace changes. */
     AKX_TRY(akx__kernels_prepare(ctx, AKX__FAMILY_FINDALL, src->dtype, AKX_DTYPE_AUTO, AKX_DTYPE_AUTO, 0,
                                  AKX_MAP_IDENTITY));
-    akx__ws_grant call;
-    akx__lookback_plan lp;
-    const akx__ws_need need = akx__lookback_need(p.tiles, 8);
-    AKX_TRY(akx__lookback_take(ctx, &need, &lp, &call));
-    AKX__LOOKBACK_INTO(p, lp);
-    AKX_TRY(akx__launch(ctx, akx__findall_combination(&p), &p));
-    akx__workspace_lookback_done(ctx, &call);
+    AKX__LOOKBACK_LAUNCH(ctx, p, 8, akx__findall_combination(&p));
     /* The total: the look-back header's count, stored by the last tile; to device memory it
      * stays on the stream, and the capacity's check is the caller's (at most capacity written). */
     if (where == AKX_DEVICE) return akx__tile_count_back(ctx, p.status, count, 1, AKX_DEVICE);

@@ -39,6 +39,21 @@ akx_status akx__lookback_take(akx_context *ctx, const akx__ws_need *need, akx__l
     (plan).nodes_at = (lp).nodes_at;        \
   } while (0)
 
+/* A tile plan's look-back call, once its kernels are prepared: the grant of
+ * akx__lookback_need(plan.tiles, node) carried into the plan (AKX__LOOKBACK_INTO), the launch of
+ * `combination` (src/launch/route.h), the grant released. Returns from the calling function on
+ * an error (AKX_TRY). The selection tiles' planners (findall, the selections) share it. */
+#define AKX__LOOKBACK_LAUNCH(ctx, plan, node, combination)              \
+  do {                                                                   \
+    akx__ws_grant grant_;                                                \
+    akx__lookback_plan lp_;                                              \
+    const akx__ws_need need_ = akx__lookback_need((plan).tiles, (node)); \
+    AKX_TRY(akx__lookback_take((ctx), &need_, &lp_, &grant_));           \
+    AKX__LOOKBACK_INTO(plan, lp_);                                       \
+    AKX_TRY(akx__launch((ctx), (combination), &(plan)));                 \
+    akx__workspace_lookback_done((ctx), &grant_);                        \
+  } while (0)
+
 /* The byte offset of lookback_header::count in the header at a look-back's status
  * (offsetof in src/tile/lookback_header.cpp, of the struct the kernels write). */
 extern const size_t akx__lookback_count_offset;
