@@ -9,8 +9,8 @@
 // Values are moved, never computed on: the kernels are keyed by the values' width (uint8_t,
 // uint16_t, uint32_t, unsigned long long, and a 16-byte pair of doubles for complex128), so that
 // every dtype of a width shares one kernel and an item keeps its exact bits. Flags have any dtype
-// of akx.h: the kernel reads their width at run time (one branch per tile, as the run heads' key
-// stager does) and tests their bits against the plan's mask (numpy's nonzero: a float's sign bit
+// of akx.h: the kernel reads their width at run time (a uniform branch per slot: a branch per
+// tile would compile the whole tile body once per width) and tests their bits against the plan's mask (numpy's nonzero: a float's sign bit
 // is masked, so -0.0 is zero and NaN is not; a bool's any nonzero byte).
 #pragma once
 #include "akx/lookback.cuh"
@@ -72,7 +72,7 @@ struct flagged_policy {
   const akx__select_plan &plan;
   int64_t n, shift, capacity, rejected_capacity;
   int64_t window;
-  int32_t flag_size;  // the flags' width in bytes (the tile's branch)
+  int32_t flag_size;  // the flags' width in bytes (each slot's branch)
 
   AKX_DEVICE bool whole(int64_t position, int64_t items) const {
     return plan.vectorised && position >= 0 && position + items <= n;

@@ -160,7 +160,6 @@ AKX_DEVICE void select_compact(const P &p, const smem<typename P::Staged> &stage
       uint32_t m = mask(j);
       int64_t r = rank(j);
       if (r >= w1 || r + popcount32(m) <= w0) continue;
-      const uint32_t offset = ((uint32_t)j * (uint32_t)bd + (uint32_t)tid) * (uint32_t)E;
       if constexpr (select_keeps_items<P>::value) {
         // The kept items are registers: e unrolled, so that no item is indexed at run time (a
         // local-memory array on the GPU).
@@ -171,6 +170,7 @@ AKX_DEVICE void select_compact(const P &p, const smem<typename P::Staged> &stage
           ++r;
         }
       } else {
+        const uint32_t offset = ((uint32_t)j * (uint32_t)bd + (uint32_t)tid) * (uint32_t)E;
         for (int e = 0; m; ++e, m >>= 1) {
           if (!(m & 1u)) continue;
           if (r >= w0 && r < w1) staged.st(r - w0, (Staged)(offset + (uint32_t)e));

@@ -13,11 +13,11 @@
 static void memory_order(const akx_array *a, akx__index_map *m) { m->ndim = akx__memory_order_fold(a, m->shape, m->strides); }
 
 /* Validation and the plan, shared by the call and its workspace query (so that the size the
- * query gives is the one the call takes). `memory`: the call's checks of where the data lies
- * and of count; the query reads no pointer and takes no count. */
+ * query gives is the one the call takes). `memory`: the call's checks of where the data lies;
+ * the query reads no pointer. The extents of src and indices come back for the count's checks. */
 static akx_status findall_plan(const akx_context *ctx, const akx_array *src, const akx_array *indices,
-                               const int64_t *count, const akx_findall_piece_t *piece, int memory,
-                               akx__findall_plan *pp, size_t *ws_bytes) {
+                               const akx_findall_piece_t *piece, int memory, akx__findall_plan *pp,
+                               size_t *ws_bytes, akx__extent *sextp, akx__extent *iextp) {
   akx__extent sext, iext;
   AKX_TRY(akx__check_context(ctx));
   AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | (memory ? AKX__ARRAY_MEMORY : 0), &sext));
@@ -62,15 +62,17 @@ static akx_status findall_plan(const akx_context *ctx, const akx_array *src, con
                                   "findall's tuned block_size", &p.window, &p.smem_bytes, NULL));
   /* Tiles over 16-byte vector slots, the first one starting `shift` elements before src. */
   const int64_t per_vector = (int64_t)(16 / elem), per_tile = (int64_t)t.block_size * AKX__FINDALL_VECTORS;
-  p.tiles = ((p.n + p.shift + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  p.tiles = akx__select_tiles(p.n, p.shift, per_vector, per_tile);
   /* The workspace is sized for any shift (the query reads no address), a tile more at most. */
-  const int64_t most = ((p.n + per_vector - 1 + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  const int64_t most = akx__select_tiles(p.n, per_vector - 1, per_vector, per_tile);
   if (most > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " elements: more tiles than one grid holds",
                      p.n);
   /* The look-back status the tiles share (akx__lookback_bytes), which also carries the count. */
   *ws_bytes = p.n > 0 ? akx__lookback_bytes(most, 8) : 0;
   *pp = p;
+  *sextp = sext;
+  *iextp = iext;
   return AKX_SUCCESS;
 }
 
@@ -79,11 +81,9 @@ static akx_status findall_locked(akx_context *ctx, const akx_array *src, const a
                                  const char *call) {
   akx__findall_plan p;
   size_t ws_bytes = 0;
-  AKX_TRY(findall_plan(ctx, src, indices, count, piece, 1, &p, &ws_bytes));
-  AKX_TRY(akx__tile_check_counts(ctx, count, 1, where, "count", call));
   akx__extent sext, iext;
-  AKX_TRY(akx__check_array(ctx, src, "src", AKX__ARRAY_SOURCE | AKX__ARRAY_MEMORY, &sext));
-  AKX_TRY(akx__check_array(ctx, indices, "indices", AKX__ARRAY_MEMORY, &iext));
+  AKX_TRY(findall_plan(ctx, src, indices, piece, 1, &p, &ws_bytes, &sext, &iext));
+  AKX_TRY(akx__tile_check_counts(ctx, count, 1, where, "count", call));
   AKX_TRY(akx__tile_counts_apart(count, 1, where, "count", indices, &iext, "indices"));
   AKX_TRY(akx__tile_counts_apart(count, 1, where, "count", src, &sext, "src"));
   if (p.n == 0) return akx__tile_counts_zero(ctx, count, 1, where);
@@ -128,7 +128,8 @@ akx_status akx_findall_workspace_size(const akx_context *ctx, const akx_array *s
                                       size_t *bytes) {
   akx__findall_plan p;
   size_t ws = 0;
-  AKX_TRY(findall_plan(ctx, src, indices, NULL, NULL, 0, &p, &ws));
+  akx__extent sext, iext;
+  AKX_TRY(findall_plan(ctx, src, indices, NULL, 0, &p, &ws, &sext, &iext));
   if (!bytes) return akx__fail(AKX_ERROR_INVALID_ARGUMENT, "bytes is NULL");
   *bytes = ws;
   return AKX_SUCCESS;

@@ -86,7 +86,7 @@ static akx_status select_plan(const akx_context *ctx, const akx_array *dst, cons
   const uintptr_t va = (uintptr_t)src->data, fa = (uintptr_t)flags->data;
   const int64_t shift = (int64_t)(va % 16 / vw);
   const uintptr_t falign = per_vector * fw < 16 ? per_vector * fw : 16;
-  p.vectorised = (p.n <= 1 || (src->strides[0] == 1 && flags->strides[0] == 1)) && va % vw == 0 && va % 16 % vw == 0 &&
+  p.vectorised = (p.n <= 1 || (src->strides[0] == 1 && flags->strides[0] == 1)) && va % vw == 0 &&
                  (vw < 16 || va % 16 == 0) && fa % fw == 0 && (fa - (uintptr_t)shift * fw) % falign == 0;
   p.shift = p.vectorised ? shift : 0;
   const akx__tuning t = akx__tuning_lookup(AKX__TUNE_FINDALL, ctx->info.cc_major, ctx->info.cc_minor, vw, NULL);
@@ -97,9 +97,9 @@ static akx_status select_plan(const akx_context *ctx, const akx_array *dst, cons
   AKX_TRY(akx__select_tile_shared(ctx, t.block_size, vectors, (int32_t)per_vector, 1, vw, 0,
                                   "the selection's tuned block_size", &p.window, &p.smem_bytes, NULL));
   const int64_t per_tile = (int64_t)t.block_size * vectors;
-  p.tiles = ((p.n + p.shift + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  p.tiles = akx__select_tiles(p.n, p.shift, per_vector, per_tile);
   /* The workspace is sized for any shift (the query reads no address), a tile more at most. */
-  const int64_t most = ((p.n + per_vector - 1 + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+  const int64_t most = akx__select_tiles(p.n, per_vector - 1, per_vector, per_tile);
   if (most > INT32_MAX)
     return akx__fail(AKX_ERROR_UNSUPPORTED, "src has %" PRId64 " items: more tiles than one grid holds", p.n);
   *ws_bytes = p.n > 0 ? akx__lookback_bytes(most, 8) : 0;

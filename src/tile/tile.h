@@ -100,6 +100,13 @@ akx_status akx__select_tile_shared(const akx_context *ctx, int32_t block_size, i
                                    int32_t sides, size_t staged_size, int optin, const char *block_from,
                                    int64_t *window, int64_t *dynamic_bytes, int64_t *static_bytes);
 
+/* A selection tile's tiles over n items: vector slots of per_vector items, per_tile slots a tile,
+ * slot 0 starting `shift` items before item 0. With shift = per_vector - 1, the most any shift
+ * gives: what a workspace query sizes for, reading no address. */
+static inline int64_t akx__select_tiles(int64_t n, int64_t shift, int64_t per_vector, int64_t per_tile) {
+  return ((n + shift + per_vector - 1) / per_vector + per_tile - 1) / per_tile;
+}
+
 /* ---- the tiles' tuning and the ops' rules -------------------------------------------------- */
 
 /* The tile scans' tuning row for partials of this size, with the caller's overrides (the scan
